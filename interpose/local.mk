@@ -1,0 +1,1 @@
+# interpose: build rules for this folder (filled in as the layer grows).

@@ -1,0 +1,1 @@
+# man: the manual pages.

@@ -1,0 +1,1 @@
+# mpi: build rules for this folder (filled in as the layer grows).

@@ -1,0 +1,32 @@
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "config/config.h"
+#include "tent-run/commands.h"
+
+namespace tent::tools {
+
+int run_command(int argc, char** argv, FILE* err) {
+    (void)argc;
+    // Refuse to start a job whose configuration tent would reject.
+    LoadResult loaded = load_config();
+    for (const auto& d : loaded.diagnostics)
+        std::fprintf(err, "tent-run: %s\n", d.message.c_str());
+    if (!loaded.ok()) return 1;
+
+    std::string lib = std::string(TENT_PKGLIBDIR) + "/libtent.so";
+    if (const char* override_lib = std::getenv("TENT_LIBRARY")) lib = override_lib;
+    std::string preload = lib;
+    if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+    setenv("LD_PRELOAD", preload.c_str(), 1);
+    execvp(argv[0], argv);
+    std::fprintf(err, "tent-run: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    return 127;
+}
+
+} // namespace tent::tools

@@ -1,0 +1,68 @@
+// tent-run: runs a command with tent interposed (LD_PRELOAD=libtent.so),
+// or shows the effective configuration and topology.
+#include "config.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "tent-run/commands.h"
+
+namespace {
+
+void usage(FILE* out) {
+    std::fprintf(out,
+                 "usage: tent-run [OPTIONS] [--] COMMAND [ARGS...]\n"
+                 "       tent-run --show-config\n"
+                 "       tent-run --show-topology\n"
+                 "\n"
+                 "Runs COMMAND with libtent.so preloaded, so that an unmodified verbs\n"
+                 "program stripes its traffic over every HCA and survives rail failures.\n"
+                 "\n"
+                 "options:\n"
+                 "  --show-config    print every knob, its effective value and its source;\n"
+                 "                   exit 1 if the configuration is invalid\n"
+                 "  --show-topology  print the RDMA devices with their NUMA nodes and the\n"
+                 "                   NUMA node of the calling thread\n"
+                 "  -h, --help       print this help\n"
+                 "  -V, --version    print the version\n"
+                 "\n"
+                 "Configuration: /etc/tent.conf, $TENT_CONFIG (else ~/.config/tent.conf),\n"
+                 "TENT_* environment variables; see tent.conf(5) and tent-run(1).\n");
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    int i = 1;
+    for (; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg == "--") {
+            ++i;
+            break;
+        }
+        if (arg == "-h" || arg == "--help") {
+            usage(stdout);
+            return 0;
+        }
+        if (arg == "-V" || arg == "--version") {
+            std::printf("tent-run %s\n", PACKAGE_VERSION);
+            return 0;
+        }
+        if (arg == "--show-config") return tent::tools::show_config(stdout, stderr);
+        if (arg == "--show-topology") return tent::tools::show_topology(stdout, stderr);
+        if (arg.rfind("-", 0) == 0) {
+            std::fprintf(stderr, "tent-run: unknown option '%s' (try --help)\n", arg.c_str());
+            return 2;
+        }
+        break;
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    return tent::tools::run_command(argc - i, argv + i, stderr);
+}

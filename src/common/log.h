@@ -1,0 +1,66 @@
+// Logging: levels, a "tent:" prefix with the pid, a stable keyword per event,
+// and per-call-site rate limiting so a failure storm cannot flood the log.
+// The level is checked before anything is formatted. Silent at the default
+// level (warn) in a healthy run.
+//
+//   TENT_WARN("rail paused", "rail %s paused for %d s", name, secs);
+//   -> tent: pid 4242: warn: rail paused: rail mlx5_0:1 paused for 30 s
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "common/rate_limiter.h"
+#include "common/status.h"
+
+namespace tent {
+
+enum class LogLevel { Error = 0, Warn = 1, Info = 2, Debug = 3, Trace = 4 };
+
+const char* log_level_name(LogLevel level);
+// Parses error|warn|info|debug|trace; false on anything else.
+bool parse_log_level(const std::string& text, LogLevel* out);
+
+class Config;
+
+namespace detail {
+extern std::atomic<int> g_log_level;
+}
+
+inline bool log_enabled(LogLevel level) {
+    return static_cast<int>(level) <= detail::g_log_level.load(std::memory_order_relaxed);
+}
+
+// Per-call-site state (one static instance per TENT_LOG use).
+struct LogSite {
+    std::mutex mutex;
+    RateLimiter limiter{20, 10};
+    unsigned generation = 0;  // reconfigure limiter when the logger's settings change
+};
+
+void log_emit(LogSite& site, LogLevel level, const char* keyword, const char* fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+// Applies log_level, log_destination, log_rate_limit, log_rate_burst.
+// Returns false (and keeps logging to stderr) if the destination cannot be opened.
+Status configure_logging(const Config& config);
+void set_log_level(LogLevel level);
+// Redirect to a file descriptor the caller owns (tests); -1 restores stderr.
+void set_log_fd(int fd);
+
+} // namespace tent
+
+#define TENT_LOG(level, keyword, ...)                                   \
+    do {                                                                \
+        if (::tent::log_enabled(level)) {                               \
+            static ::tent::LogSite tent_log_site_;                      \
+            ::tent::log_emit(tent_log_site_, level, keyword, __VA_ARGS__); \
+        }                                                               \
+    } while (0)
+
+#define TENT_ERROR(keyword, ...) TENT_LOG(::tent::LogLevel::Error, keyword, __VA_ARGS__)
+#define TENT_WARN(keyword, ...) TENT_LOG(::tent::LogLevel::Warn, keyword, __VA_ARGS__)
+#define TENT_INFO(keyword, ...) TENT_LOG(::tent::LogLevel::Info, keyword, __VA_ARGS__)
+#define TENT_DEBUG(keyword, ...) TENT_LOG(::tent::LogLevel::Debug, keyword, __VA_ARGS__)
+#define TENT_TRACE(keyword, ...) TENT_LOG(::tent::LogLevel::Trace, keyword, __VA_ARGS__)

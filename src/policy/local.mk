@@ -1,0 +1,1 @@
+# src/policy: build rules for this folder (filled in as the layer grows).

@@ -1,0 +1,1 @@
+# src/wire: build rules for this folder (filled in as the layer grows).

@@ -1,0 +1,8 @@
+# tests: Criterion unit tests per layer, integration suites.
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/common/test_knob_table
+TESTS += tests/unit/common/test_knob_table
+tests_unit_common_test_knob_table_SOURCES = tests/unit/common/test_knob_table.cpp
+tests_unit_common_test_knob_table_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_common_test_knob_table_LDADD = $(TEST_LIBS)
+endif

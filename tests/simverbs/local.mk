@@ -1,0 +1,1 @@
+# tests/simverbs: build rules for this folder (filled in as the layer grows).
