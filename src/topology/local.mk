@@ -1,1 +1,2 @@
-# src/topology: build rules for this folder (filled in as the layer grows).
+# src/topology: hwloc view of HCAs and NUMA nodes.
+libtentcore_la_SOURCES += src/topology/topology.h src/topology/topology.cpp
