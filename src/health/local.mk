@@ -1,1 +1,2 @@
-# src/health: build rules for this folder (filled in as the layer grows).
+# src/health: rail monitor, probes, slow-rail detection.
+libtentcore_la_SOURCES += src/health/rail_state.h

@@ -1,0 +1,1 @@
+# tests/simverbs checks: unmodified ibverbs-utils and perftest on simverbs.

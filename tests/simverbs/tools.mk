@@ -1,0 +1,1 @@
+# tests/simverbs tools: simverbs-ctl and simverbs-run.
