@@ -6,3 +6,12 @@ tests_unit_common_test_knob_table_SOURCES = tests/unit/common/test_knob_table.cp
 tests_unit_common_test_knob_table_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_common_test_knob_table_LDADD = $(TEST_LIBS)
 endif
+
+# services helper
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/common/test_crash_reporter
+TESTS += tests/unit/common/test_crash_reporter
+tests_unit_common_test_crash_reporter_SOURCES = tests/unit/common/test_crash_reporter.cpp
+tests_unit_common_test_crash_reporter_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_common_test_crash_reporter_LDADD = $(TEST_LIBS)
+endif
