@@ -15,3 +15,17 @@ tests_unit_common_test_crash_reporter_SOURCES = tests/unit/common/test_crash_rep
 tests_unit_common_test_crash_reporter_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_common_test_crash_reporter_LDADD = $(TEST_LIBS)
 endif
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/common/test_rate_limiter
+TESTS += tests/unit/common/test_rate_limiter
+tests_unit_common_test_rate_limiter_SOURCES = tests/unit/common/test_rate_limiter.cpp
+tests_unit_common_test_rate_limiter_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_common_test_rate_limiter_LDADD = $(TEST_LIBS)
+endif
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/common/test_log
+TESTS += tests/unit/common/test_log
+tests_unit_common_test_log_SOURCES = tests/unit/common/test_log.cpp
+tests_unit_common_test_log_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_common_test_log_LDADD = $(TEST_LIBS)
+endif
