@@ -29,3 +29,19 @@ tests_unit_common_test_log_SOURCES = tests/unit/common/test_log.cpp
 tests_unit_common_test_log_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_common_test_log_LDADD = $(TEST_LIBS)
 endif
+EXTRA_DIST += tests/data/topology/2numa-4hca.xml tests/data/topology/2numa-machine-hca.xml \
+	tests/data/topology/1numa-nohca.xml
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/topology/test_topology
+TESTS += tests/unit/topology/test_topology
+tests_unit_topology_test_topology_SOURCES = tests/unit/topology/test_topology.cpp
+tests_unit_topology_test_topology_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_topology_test_topology_LDADD = $(TEST_LIBS)
+endif
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/topology/test_show_topology
+TESTS += tests/unit/topology/test_show_topology
+tests_unit_topology_test_show_topology_SOURCES = tests/unit/topology/test_show_topology.cpp
+tests_unit_topology_test_show_topology_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_topology_test_show_topology_LDADD = $(TEST_LIBS)
+endif

@@ -23,7 +23,6 @@ struct LoggerState {
     std::mutex mutex;          // guards fd/owns_fd changes and serialises writes
     int fd = STDERR_FILENO;
     bool owns_fd = false;
-    std::atomic<int> fd_mirror{STDERR_FILENO};  // read by the crash reporter
     std::uint32_t burst = 0;
     std::uint32_t per_second = 0;
     std::atomic<unsigned> generation{1};
@@ -31,6 +30,9 @@ struct LoggerState {
 };
 
 std::atomic<LoggerState*> g_state{nullptr};
+// The current fd, outside LoggerState so that reading it never creates the
+// state: the crash reporter reads it from a signal handler.
+std::atomic<int> g_fd_mirror{STDERR_FILENO};
 
 // A child forked while another thread was writing a line must not inherit
 // a locked mutex.
@@ -71,7 +73,7 @@ void set_fd_locked(LoggerState& s, int fd, bool owns) {
     if (s.owns_fd && s.fd != fd) ::close(s.fd);
     s.fd = fd;
     s.owns_fd = owns;
-    s.fd_mirror.store(fd, std::memory_order_release);
+    g_fd_mirror.store(fd, std::memory_order_release);
 }
 
 } // namespace
@@ -112,7 +114,7 @@ void set_log_fd(int fd) {
     set_fd_locked(s, fd < 0 ? STDERR_FILENO : fd, false);
 }
 
-int log_fd() { return state().fd_mirror.load(std::memory_order_acquire); }
+int log_fd() { return g_fd_mirror.load(std::memory_order_acquire); }
 
 void set_log_clock(const Clock* clock) { state().clock.store(clock, std::memory_order_release); }
 
