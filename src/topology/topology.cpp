@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <memory>
 
+#include "common/log.h"
 #include "config/config.h"
 
 namespace tent {
@@ -86,6 +87,11 @@ Result<Topology> Topology::load_xml(const std::string& xml_path) {
     t.numa_nodes_ = hwloc_get_nbobjs_by_type(raw, HWLOC_OBJ_NUMANODE);
     t.cpu_to_numa_ = cpu_numa_map(raw);
     t.current_numa_node_ = t.calling_thread_numa_node();
+    for (const auto& dev : t.devices_)
+        TENT_DEBUG("topology device", "rdma device %s on numa node %d", dev.name.c_str(), dev.numa_node);
+    TENT_DEBUG("topology", "%zu rdma devices, %d numa nodes, calling thread on numa node %d%s%s",
+               t.devices_.size(), t.numa_nodes_, t.current_numa_node_,
+               xml_path.empty() ? "" : ", from ", xml_path.c_str());
     return t;
 }
 
