@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "common/clock.h"
 #include "common/rate_limiter.h"
 #include "common/status.h"
 
@@ -35,7 +36,9 @@ inline bool log_enabled(LogLevel level) {
 // Per-call-site state (one static instance per TENT_LOG use).
 struct LogSite {
     std::mutex mutex;
-    RateLimiter limiter{20, 10};
+    // Placeholder limits: replaced by the logger's (log_rate_burst,
+    // log_rate_limit) before the first line, because generation starts stale.
+    RateLimiter limiter{1, 1};
     unsigned generation = 0;  // reconfigure limiter when the logger's settings change
 };
 
@@ -43,11 +46,19 @@ void log_emit(LogSite& site, LogLevel level, const char* keyword, const char* fm
     __attribute__((format(printf, 4, 5)));
 
 // Applies log_level, log_destination, log_rate_limit, log_rate_burst.
-// Returns false (and keeps logging to stderr) if the destination cannot be opened.
+// Returns an error (and logs to stderr) if the destination cannot be opened;
+// the level and rate limits are applied anyway.
 Status configure_logging(const Config& config);
 void set_log_level(LogLevel level);
+LogLevel log_level();
 // Redirect to a file descriptor the caller owns (tests); -1 restores stderr.
 void set_log_fd(int fd);
+// The descriptor log lines currently go to. Async-signal-safe (one atomic
+// load), for the crash reporter.
+int log_fd();
+// The clock rate limiting runs on; nullptr restores the steady clock. For
+// tests that drive a log storm through simulated time.
+void set_log_clock(const Clock* clock);
 
 } // namespace tent
 

@@ -5,7 +5,12 @@
 namespace tent {
 
 RateLimiter::Decision RateLimiter::admit(TimePoint now) {
-    if (per_second_ == 0) return {true, 0};
+    if (per_second_ == 0) {
+        // Unlimited, but still report what an earlier limit dropped.
+        Decision d{true, suppressed_};
+        suppressed_ = 0;
+        return d;
+    }
     if (!started_) {
         started_ = true;
         last_ = now;
@@ -27,7 +32,7 @@ RateLimiter::Decision RateLimiter::admit(TimePoint now) {
 void RateLimiter::reconfigure(std::uint32_t burst, std::uint32_t per_second) {
     burst_ = burst;
     per_second_ = per_second;
-    tokens_ = std::min<double>(tokens_, burst);
+    tokens_ = started_ ? std::min<double>(tokens_, burst) : burst;
 }
 
 } // namespace tent

@@ -1,5 +1,10 @@
 // Token bucket deciding whether one more log line from a call site may be
 // written; pure over an injected time so tests need no sleeps.
+//
+// A site may write `burst` lines at once, then `per_second` lines a second.
+// Dropped lines are counted and the count travels with the next admitted
+// line ("N similar messages suppressed"), so a storm stays visible without
+// flooding the log.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +26,12 @@ public:
     };
 
     Decision admit(TimePoint now);
+    // New limits. A limiter that has not admitted anything yet starts with a
+    // full bucket of the new burst; a running one keeps what it has left (at
+    // most the new burst), so reconfiguring cannot restart a storm.
     void reconfigure(std::uint32_t burst, std::uint32_t per_second);
+    // Lines dropped since the last admitted one, not yet reported.
+    std::uint64_t pending_suppressed() const { return suppressed_; }
 
 private:
     std::uint32_t burst_;
