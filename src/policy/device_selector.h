@@ -11,6 +11,8 @@
 //      after a cursor that moves past each rail picked.
 // The selector sees rails through a plain view (no monitor, no locks), so the
 // ranking is a pure function of that view, the caller's node and the cursor.
+// One selector per worker thread: pick() and stripe() move the cursor and are
+// not synchronised.
 #pragma once
 
 #include <cstdint>

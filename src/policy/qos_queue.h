@@ -15,6 +15,7 @@
 // a medium entry after at most T + sweep_interval + S.
 //
 // With priority filtering off, entries are served in arrival order.
+// One queue per worker thread; it is not synchronised.
 #pragma once
 
 #include <array>
