@@ -1,0 +1,76 @@
+// [policy NAME] rules given meaning: the config layer hands over the keys as
+// written; this turns them into typed match criteria plus a device mask and a
+// transport preference list.
+//
+//   [policy big-host-writes]
+//   segment_type = memory        ; memory | file | any
+//   priority     = any           ; high | medium | low | any
+//   min_size     = 1M            ; inclusive, K/M/G/T suffixes
+//   max_size     = 1G            ; inclusive
+//   local_memory = host          ; host | cuda | any
+//   remote_memory = any
+//   same_machine = false         ; true | false | any
+//   devices      = mlx5_0,mlx5_1 ; empty or absent = every device
+//   transports   = rdma,tcp      ; preference order; absent = rdma,tcp
+//
+// A missing key matches anything.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "config/config.h"
+#include "policy/priority.h"
+#include "transport/transport.h"
+
+namespace tent {
+
+class Topology;
+
+enum class SegmentType { Memory, File };
+enum class MemoryType { Host, Cuda };
+
+// What selection looks at in a request.
+struct TransferSpec {
+    SegmentType segment = SegmentType::Memory;
+    Priority priority = Priority::High;
+    std::uint64_t length = 0;
+    MemoryType local_memory = MemoryType::Host;
+    MemoryType remote_memory = MemoryType::Host;
+    bool same_machine = false;
+    std::optional<TransportKind> transport_hint;  // pins the first attempt
+};
+
+struct CompiledRule {
+    std::string name;
+    std::string origin;  // "tent.conf:12", for logs
+    std::optional<SegmentType> segment;
+    std::optional<Priority> priority;
+    std::uint64_t min_size = 0;
+    std::uint64_t max_size = UINT64_MAX;
+    std::optional<MemoryType> local_memory;
+    std::optional<MemoryType> remote_memory;
+    std::optional<bool> same_machine;
+    std::uint64_t device_mask = 0;  // bit i = topology device i
+    std::vector<TransportKind> transports;
+
+    bool matches(const TransferSpec& spec) const;
+};
+
+// The preference when no rule matches: RDMA, then TCP.
+const std::vector<TransportKind>& default_transports();
+
+// Every device of the topology as a mask (the first 64).
+std::uint64_t all_devices_mask(const Topology& topology);
+
+// Compiles one rule. Errors name the rule, where it was written, the key, the
+// value and what is accepted. A device the topology does not know is skipped
+// with a warning (the same file serves hosts with different HCAs); a rule
+// whose devices all are unknown gets an empty mask and so never uses RDMA.
+Result<CompiledRule> compile_rule(const PolicyRule& rule, const Topology& topology);
+Result<std::vector<CompiledRule>> compile_rules(const std::vector<PolicyRule>& rules, const Topology& topology);
+
+} // namespace tent

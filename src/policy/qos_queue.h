@@ -1,0 +1,73 @@
+// Per-worker QoS queues: three FIFO queues (high, medium, low) drained
+// strictly by priority, with per-entry promotion so that low-priority work
+// cannot starve.
+//
+// Promotion: an entry moves up one level each time it has waited
+// promotion_timeout at its current level (measured from its enqueue time, so
+// a Low entry becomes Medium at enqueue + T and High at enqueue + 2T, whatever
+// else is queued). Promoted entries keep FIFO order by the time they reached
+// their level. The worker checks for due promotions at most once per
+// sweep_interval (local_rotation_interval_us) to keep pop() cheap.
+//
+// Bound (asserted in tests/unit/policy/test_qos_queue.cpp): with continuous
+// high-priority load, one high entry pushed before every pop and pops every S,
+// a low entry is served after at least 2T and at most 2T + sweep_interval + S;
+// a medium entry after at most T + sweep_interval + S.
+//
+// With priority filtering off, entries are served in arrival order.
+// One queue per worker thread; it is not synchronised.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <optional>
+
+#include "common/clock.h"
+#include "config/config.h"
+#include "policy/priority.h"
+
+namespace tent {
+
+struct QosParams {
+    Duration promotion_timeout{std::chrono::microseconds(10000)};
+    Duration sweep_interval{std::chrono::microseconds(200)};
+    bool priority_filtering = true;
+    static QosParams from_config(const Config& config);
+};
+
+struct QueuedRequest {
+    std::uint64_t id = 0;
+    Priority original = Priority::High;  // as submitted
+    Priority current = Priority::High;   // after promotions
+    TimePoint enqueued{};
+    TimePoint level_since{};  // when it reached `current`
+    std::uint64_t seq = 0;    // arrival order
+};
+
+class QosQueue {
+public:
+    QosQueue(QosParams params, const Clock& clock);
+
+    void push(std::uint64_t id, Priority priority);
+    // The next request to serve, or nullopt when empty.
+    std::optional<QueuedRequest> pop();
+
+    bool empty() const { return size() == 0; }
+    std::size_t size() const;
+    std::size_t size(Priority level) const { return queues_[static_cast<std::size_t>(level)].size(); }
+    std::uint64_t promotions() const { return promotions_; }
+
+private:
+    void maybe_promote(TimePoint now);
+    static void insert_by_level_time(std::deque<QueuedRequest>& queue, QueuedRequest entry);
+
+    QosParams params_;
+    const Clock& clock_;
+    std::array<std::deque<QueuedRequest>, kPriorityCount> queues_;
+    std::uint64_t next_seq_ = 0;
+    std::uint64_t promotions_ = 0;
+    std::optional<TimePoint> next_sweep_;
+};
+
+} // namespace tent
