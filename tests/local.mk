@@ -44,6 +44,8 @@ TESTS += tests/unit/topology/test_show_topology
 tests_unit_topology_test_show_topology_SOURCES = tests/unit/topology/test_show_topology.cpp
 tests_unit_topology_test_show_topology_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_topology_test_show_topology_LDADD = $(TEST_LIBS)
+endif
+
 # policy helper: policy layer and fault-injecting transport tests
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/policy/test_policy_rule
