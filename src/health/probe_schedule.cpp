@@ -5,6 +5,7 @@
 namespace tent {
 
 Duration next_probe_delay(unsigned attempt, Duration base, Duration cap) {
+    if (base <= Duration::zero()) return std::max(cap, Duration::zero());
     Duration d = base;
     for (unsigned i = 0; i < attempt && d < cap; ++i) d *= 2;
     return std::min(d, cap);

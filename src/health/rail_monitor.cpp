@@ -1,8 +1,10 @@
 #include "health/rail_monitor.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "common/log.h"
+#include "health/health_score.h"
 #include "health/pause_backoff.h"
 
 namespace tent {
@@ -107,8 +109,17 @@ void RailMonitor::clear_remote_fault(const Rail& r) {
     remote_devices_fatal_.erase({r.ep.remote_peer, r.ep.remote_device});
 }
 
+void RailMonitor::expire_if_due(RailId id, TimePoint now) {
+    const Rail& r = rails_[id];
+    if (r.paused && now >= r.paused_until && !local_fault(r) && !remote_fault(r))
+        recover(id, RecoveryReason::CooldownExpired, now);
+}
+
 void RailMonitor::record(RailId id, RailOutcome outcome, TimePoint now) {
     if (!valid(id)) return;
+    // A cooldown that ran out since the last tick has ended: state() already
+    // says so, and the engine may be using the rail again.
+    expire_if_due(id, now);
     Rail& r = rails_[id];
     ++r.counters.outcomes[static_cast<std::size_t>(outcome)];
     ErrorClass cls = error_class_of(outcome);
@@ -203,11 +214,7 @@ void RailMonitor::on_remote_event(std::string_view peer, std::string_view device
 }
 
 void RailMonitor::tick(TimePoint now) {
-    for (RailId id = 0; id < rails_.size(); ++id) {
-        Rail& r = rails_[id];
-        if (r.paused && now >= r.paused_until && !local_fault(r) && !remote_fault(r))
-            recover(id, RecoveryReason::CooldownExpired, now);
-    }
+    for (RailId id = 0; id < rails_.size(); ++id) expire_if_due(id, now);
     judge_slow_rails(now);
 }
 
@@ -219,6 +226,9 @@ void RailMonitor::judge_slow_rails(TimePoint now) {
         rails_[id].latency.expire(now);
         medians[id] = rails_[id].latency.median(now, params_.slow_rail_min_samples);
     }
+    // A rail's peers are the other rails to the same remote peer.
+    std::unordered_map<std::string_view, std::vector<RailId>> by_peer;
+    for (RailId id = 0; id < rails_.size(); ++id) by_peer[rails_[id].ep.remote_peer].push_back(id);
     std::vector<bool> verdict(rails_.size());
     for (RailId id = 0; id < rails_.size(); ++id) {
         const Rail& r = rails_[id];
@@ -231,9 +241,9 @@ void RailMonitor::judge_slow_rails(TimePoint now) {
             continue;
         }
         std::vector<Duration> peers;
-        for (RailId other = 0; other < rails_.size(); ++other) {
+        for (RailId other : by_peer[r.ep.remote_peer]) {
             const Rail& o = rails_[other];
-            if (other != id && o.ep.remote_peer == r.ep.remote_peer && !o.paused && !o.degraded && medians[other])
+            if (other != id && !o.paused && !o.degraded && medians[other])
                 peers.push_back(*medians[other]);
         }
         auto reference = median_of(std::move(peers));
@@ -286,6 +296,10 @@ unsigned RailMonitor::pause_level(RailId id, TimePoint now) const {
 
 std::size_t RailMonitor::errors_in_window(RailId id, TimePoint now) const {
     return valid(id) ? rails_[id].errors.count(now) : 0;
+}
+
+int RailMonitor::health_score(RailId id, TimePoint now) const {
+    return rail_health_score(state(id, now), errors_in_window(id, now), params_.error_threshold);
 }
 
 std::vector<RailId> RailMonitor::due_probes(TimePoint now) const {

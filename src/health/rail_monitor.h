@@ -93,6 +93,8 @@ public:
     // Recent pauses in a row (after decay); 0 for a rail with no recent pause.
     unsigned pause_level(RailId rail, TimePoint now) const;
     std::size_t errors_in_window(RailId rail, TimePoint now) const;
+    // 0..1000 gauge (health_score.h): 0 when paused.
+    int health_score(RailId rail, TimePoint now) const;
     const RailCounters& counters(RailId rail) const { return rails_.at(rail).counters; }
 
     // Paused rails whose next probe is due, in id order. Rails behind a
@@ -130,6 +132,7 @@ private:
     unsigned decayed_level(const Rail& r, TimePoint now) const;
     void pause(RailId id, PauseCause cause, TimePoint now);
     void recover(RailId id, RecoveryReason reason, TimePoint now);
+    void expire_if_due(RailId id, TimePoint now);
     void clear_remote_fault(const Rail& r);
     void judge_slow_rails(TimePoint now);
     void notify(const RailEvent& event);

@@ -54,3 +54,11 @@ Test(probe_schedule, stop_and_sent_when_inactive) {
     s.sent(T0 + seconds(100));  // ignored
     cr_expect_not(s.active());
 }
+
+Test(probe_schedule, zero_base_probes_at_cap_without_growing) {
+    cr_expect(next_probe_delay(3, seconds(0), seconds(5)) == seconds(5));
+    ProbeSchedule s(seconds(0), seconds(5));
+    s.start(T0, 1);
+    for (int i = 0; i < 100; ++i) s.sent(T0 + seconds(i));
+    cr_expect(s.next_at() == T0 + seconds(104));
+}

@@ -2,6 +2,7 @@
 // log keywords, counters and events (points 1-3 and the metrics feed).
 #include <criterion/criterion.h>
 
+#include "health/health_score.h"
 #include "health/rail_monitor.h"
 #include "health_test_util.h"
 
@@ -193,6 +194,23 @@ Test(rail_monitor, cooldown_expiry_unpauses_on_tick_and_logs) {
     cr_expect_eq(log.count("rail recovered (cooldown expired)"), 1);
 }
 
+Test(rail_monitor, outcomes_after_expiry_count_even_before_tick) {
+    LogCapture log;
+    RailMonitor m(default_params());
+    RailId r = m.add_rail(rail_ep("mlx5_0", 1), T0);
+    burst(m, r, T0);
+    // No tick: the engine sees the rail healthy at T0+31 s and uses it.
+    cr_expect(m.state(r, T0 + seconds(31)) == RailState::Healthy);
+    burst(m, r, T0 + seconds(31));
+    cr_expect(m.state(r, T0 + seconds(31)) == RailState::Paused);
+    cr_expect(m.cooldown_of(r, T0 + seconds(31)) == seconds(60));
+    cr_expect_eq(log.count("rail recovered (cooldown expired)"), 1);
+    // A success after the next expiry is not mistaken for a traffic recovery.
+    m.record(r, RailOutcome::Success, T0 + seconds(95));
+    cr_expect_eq(log.count("rail recovered (cooldown expired)"), 2);
+    cr_expect_eq(log.count("rail recovered (traffic)"), 0);
+}
+
 Test(rail_monitor, healthy_run_logs_nothing_at_default_level) {
     LogCapture log(LogLevel::Warn);
     RailMonitor m(default_params());
@@ -259,4 +277,23 @@ Test(rail_monitor, unknown_rail_is_ignored_safely) {
     cr_expect_eq(m.pause_level(7, T0), 0u);
     cr_expect_eq(m.errors_in_window(7, T0), 0u);
     cr_expect_eq(m.rail_count(), 0u);
+}
+
+Test(rail_monitor, health_score_tracks_errors_state_and_degradation) {
+    cr_expect_eq(rail_health_score(RailState::Healthy, 0, 3), 1000);
+    cr_expect_eq(rail_health_score(RailState::Healthy, 1, 3), 667);
+    cr_expect_eq(rail_health_score(RailState::Healthy, 2, 3), 334);
+    cr_expect_eq(rail_health_score(RailState::Healthy, 9, 3), 0);
+    cr_expect_eq(rail_health_score(RailState::Degraded, 0, 3), 500);
+    cr_expect_eq(rail_health_score(RailState::Paused, 0, 3), 0);
+    cr_expect_eq(rail_health_score(RailState::Healthy, 0, 0), 1000);
+
+    RailMonitor m(default_params());
+    RailId r = m.add_rail(rail_ep("mlx5_0", 1), T0);
+    cr_expect_eq(m.health_score(r, T0), 1000);
+    m.record(r, RailOutcome::Timeout, T0);
+    cr_expect_eq(m.health_score(r, T0), 667);
+    cr_expect_eq(m.health_score(r, T0 + seconds(10)), 1000);  // the error left the window
+    burst(m, r, T0 + seconds(20));
+    cr_expect_eq(m.health_score(r, T0 + seconds(20)), 0);
 }
