@@ -1,7 +1,7 @@
 // A true sliding window of error timestamps: an error counts for exactly
-// rail_error_window_secs after it happened, however the others are spread.
-// (The anchor counted errors since the last reset, so errors hours apart
-// could add up to a pause.)
+// rail_error_window_secs after it happened, however the others are spread,
+// so errors spread wider than the window can never add up to a pause (as
+// they can with a counter that is only reset now and then).
 #pragma once
 
 #include <cstddef>
