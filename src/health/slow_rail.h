@@ -1,0 +1,54 @@
+// Slow-rail detection: a rail whose completion latency stays well above its
+// peers' is *degraded* (used last), never paused for slowness alone.
+//
+// Each rail keeps the latency samples of the last slow_rail_window_secs
+// (at most kMaxLatencySamples); its latency is their median, which a few
+// outliers cannot move. Its peers are the other rails to the same remote
+// peer that are neither paused nor degraded; the reference is the median of
+// their medians.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "common/clock.h"
+
+namespace tent {
+
+inline constexpr std::size_t kMaxLatencySamples = 256;
+
+// A degraded rail is restored only once its latency is below this fraction
+// of the degrade threshold, so a rail hovering at the threshold does not flap.
+inline constexpr double kSlowRailHysteresis = 0.8;
+
+class LatencyWindow {
+public:
+    explicit LatencyWindow(Duration window = std::chrono::seconds(10)) : window_(window) {}
+
+    void add(Duration latency, TimePoint now);
+    // Drops samples older than the window.
+    void expire(TimePoint now);
+    // Samples inside (now - window, now].
+    std::size_t count(TimePoint now) const;
+    // Median of the samples inside the window, if there are at least min_samples.
+    std::optional<Duration> median(TimePoint now, std::size_t min_samples) const;
+
+private:
+    struct Sample {
+        TimePoint at;
+        Duration latency;
+    };
+    Duration window_;
+    std::deque<Sample> samples_;
+};
+
+// Median of a list of durations (upper median for even sizes); nullopt if empty.
+std::optional<Duration> median_of(std::vector<Duration> values);
+
+// Should a rail with latency `rail` be degraded (or stay degraded, when
+// `currently_degraded`) given its peers' reference latency?
+bool slow_rail_verdict(Duration rail, Duration reference, double factor, bool currently_degraded);
+
+} // namespace tent

@@ -1,0 +1,128 @@
+// Slow rails are degraded, never paused for slowness (point 5).
+#include <criterion/criterion.h>
+
+#include "health/rail_monitor.h"
+#include "health_test_util.h"
+
+using namespace tent;
+using namespace tent::test;
+using std::chrono::microseconds;
+
+static const TimePoint T0{std::chrono::hours(1)};
+
+// Feeds `n` samples per rail over one second ending at `end`, then ticks.
+static void feed(RailMonitor& m, const std::vector<std::pair<RailId, microseconds>>& lat, TimePoint end,
+                 int n = 20) {
+    for (int i = 0; i < n; ++i) {
+        TimePoint t = end - milliseconds(1000) + milliseconds(1000 / n) * (i + 1);
+        for (auto [r, l] : lat) m.record_latency(r, l, t);
+    }
+    m.tick(end);
+}
+
+struct FourRails {
+    RailMonitor m{default_params()};
+    RailId r0 = m.add_rail(rail_ep("mlx5_0", 1), T0);
+    RailId r1 = m.add_rail(rail_ep("mlx5_1", 1), T0);
+    RailId r2 = m.add_rail(rail_ep("mlx5_2", 1), T0);
+    RailId r3 = m.add_rail(rail_ep("mlx5_3", 1), T0);
+};
+
+Test(rail_degraded, rail_well_above_peers_is_degraded_not_paused) {
+    LogCapture log;
+    EventLog events;
+    FourRails f;
+    f.m.set_observer(&events);
+    feed(f.m, {{f.r0, microseconds(10)}, {f.r1, microseconds(11)}, {f.r2, microseconds(12)}, {f.r3, microseconds(50)}},
+         T0 + seconds(1));
+    cr_expect(f.m.state(f.r3, T0 + seconds(1)) == RailState::Degraded);
+    for (RailId r : {f.r0, f.r1, f.r2}) cr_expect(f.m.state(r, T0 + seconds(1)) == RailState::Healthy);
+    cr_expect_eq(log.count("rail degraded"), 1);
+    cr_expect_eq(events.count(RailEvent::Kind::Degraded), 1);
+    cr_expect_eq(f.m.counters(f.r3).degradations, 1u);
+    // Stays slow for an hour: degraded throughout, never paused.
+    for (int s = 2; s <= 3600; s += 10)
+        feed(f.m, {{f.r0, microseconds(10)}, {f.r1, microseconds(11)}, {f.r2, microseconds(12)}, {f.r3, microseconds(1000)}},
+             T0 + seconds(s));
+    cr_expect(f.m.state(f.r3, T0 + seconds(3592)) == RailState::Degraded);
+    cr_expect_eq(f.m.counters(f.r3).pauses, 0u);
+    cr_expect_eq(events.count(RailEvent::Kind::Paused), 0);
+    cr_expect_eq(events.count(RailEvent::Kind::Degraded), 1);
+}
+
+Test(rail_degraded, below_factor_stays_healthy) {
+    FourRails f;
+    // 3.9x the peers' median: not "well above" at factor 4.
+    feed(f.m, {{f.r0, microseconds(10)}, {f.r1, microseconds(10)}, {f.r2, microseconds(10)}, {f.r3, microseconds(39)}},
+         T0 + seconds(1));
+    cr_expect(f.m.state(f.r3, T0 + seconds(1)) == RailState::Healthy);
+}
+
+Test(rail_degraded, recovers_when_latency_falls_back) {
+    LogCapture log;
+    EventLog events;
+    FourRails f;
+    f.m.set_observer(&events);
+    feed(f.m, {{f.r0, microseconds(10)}, {f.r1, microseconds(10)}, {f.r2, microseconds(10)}, {f.r3, microseconds(80)}},
+         T0 + seconds(1));
+    cr_assert(f.m.state(f.r3, T0 + seconds(1)) == RailState::Degraded);
+    // The slow samples age out of the 10 s window and fast ones replace them.
+    feed(f.m, {{f.r0, microseconds(10)}, {f.r1, microseconds(10)}, {f.r2, microseconds(10)}, {f.r3, microseconds(12)}},
+         T0 + seconds(12));
+    cr_expect(f.m.state(f.r3, T0 + seconds(12)) == RailState::Healthy);
+    cr_expect_eq(log.count("rail restored"), 1);
+    cr_expect_eq(events.count(RailEvent::Kind::Restored), 1);
+}
+
+Test(rail_degraded, too_few_samples_or_peers_decide_nothing) {
+    RailMonitor m(default_params());
+    RailId a = m.add_rail(rail_ep("mlx5_0", 1), T0);
+    // Alone: nothing to compare with.
+    feed(m, {{a, microseconds(1000)}}, T0 + seconds(1));
+    cr_expect(m.state(a, T0 + seconds(1)) == RailState::Healthy);
+    // Two rails but below slow_rail_min_samples (16).
+    RailId b = m.add_rail(rail_ep("mlx5_1", 1), T0);
+    feed(m, {{a, microseconds(1000)}, {b, microseconds(10)}}, T0 + seconds(20), 10);
+    cr_expect(m.state(a, T0 + seconds(20)) == RailState::Healthy);
+    // Enough samples on both: a is 100x slower than its only peer.
+    feed(m, {{a, microseconds(1000)}, {b, microseconds(10)}}, T0 + seconds(21), 10);
+    cr_expect(m.state(a, T0 + seconds(21)) == RailState::Degraded);
+    cr_expect(m.state(b, T0 + seconds(21)) == RailState::Healthy);
+}
+
+Test(rail_degraded, peers_are_rails_to_the_same_remote_peer) {
+    RailMonitor m(default_params());
+    // A far peer is slow on every rail: compared with each other, none is slow.
+    RailId far0 = m.add_rail(rail_ep("mlx5_0", 1, "far"), T0);
+    RailId far1 = m.add_rail(rail_ep("mlx5_1", 1, "far"), T0);
+    RailId near0 = m.add_rail(rail_ep("mlx5_0", 1, "near"), T0);
+    RailId near1 = m.add_rail(rail_ep("mlx5_1", 1, "near"), T0);
+    feed(m, {{far0, microseconds(100)}, {far1, microseconds(110)}, {near0, microseconds(5)}, {near1, microseconds(6)}},
+         T0 + seconds(1));
+    for (RailId r : {far0, far1, near0, near1}) cr_expect(m.state(r, T0 + seconds(1)) == RailState::Healthy);
+}
+
+Test(rail_degraded, paused_rails_are_not_a_reference_and_pause_wins) {
+    FourRails f;
+    for (int i = 0; i < 3; ++i) f.m.record(f.r0, RailOutcome::Timeout, T0);  // r0 paused
+    // r0's samples (1 us) would make everyone look slow if it counted.
+    feed(f.m, {{f.r0, microseconds(1)}, {f.r1, microseconds(10)}, {f.r2, microseconds(10)}, {f.r3, microseconds(10)}},
+         T0 + seconds(1));
+    cr_expect(f.m.state(f.r0, T0 + seconds(1)) == RailState::Paused);
+    for (RailId r : {f.r1, f.r2, f.r3}) cr_expect(f.m.state(r, T0 + seconds(1)) == RailState::Healthy);
+    // A degraded rail that gets paused reports Paused.
+    feed(f.m, {{f.r1, microseconds(10)}, {f.r2, microseconds(10)}, {f.r3, microseconds(100)}}, T0 + seconds(2));
+    cr_assert(f.m.state(f.r3, T0 + seconds(2)) == RailState::Degraded);
+    for (int i = 0; i < 3; ++i) f.m.record(f.r3, RailOutcome::Timeout, T0 + seconds(2));
+    cr_expect(f.m.state(f.r3, T0 + seconds(2)) == RailState::Paused);
+}
+
+Test(rail_degraded, degraded_rail_without_recent_samples_gets_another_chance) {
+    FourRails f;
+    feed(f.m, {{f.r0, microseconds(10)}, {f.r1, microseconds(10)}, {f.r2, microseconds(10)}, {f.r3, microseconds(100)}},
+         T0 + seconds(1));
+    cr_assert(f.m.state(f.r3, T0 + seconds(1)) == RailState::Degraded);
+    // Used last, r3 gets no traffic; once its samples age out it is retried.
+    feed(f.m, {{f.r0, microseconds(10)}, {f.r1, microseconds(10)}, {f.r2, microseconds(10)}}, T0 + seconds(12));
+    cr_expect(f.m.state(f.r3, T0 + seconds(12)) == RailState::Healthy);
+}
