@@ -106,6 +106,10 @@ private:
         }
         std::vector<std::string> candidates = knob_sections();
         std::string near = nearest_name(s.name, candidates);
+        // "[polcy big]" is a misspelled rule header rather than a knob section.
+        std::size_t blank = s.name.find_first_of(" \t");
+        if (blank != std::string::npos && edit_distance(s.name.substr(0, blank), "policy") <= 2)
+            near = "policy" + s.name.substr(blank);
         warning(s.line, "unknown section [" + s.name + "]" + (near.empty() ? "" : " (did you mean [" + near + "]?)"));
         info.kind = SectionInfo::Kind::Unknown;
         return info;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <exception>
 
 #include "config/config.h"
 #include "config/config_file.h"
@@ -33,16 +34,7 @@ void load_file(const std::string& path, IfMissing if_missing, LoadResult& result
     apply_ini_file(path, *file, result.config, result.diagnostics);
 }
 
-} // namespace
-
-std::vector<std::string> standard_system_files() {
-    std::vector<std::string> files{"/etc/tent.conf"};
-    std::string own = std::string(TENT_SYSCONFDIR) + "/tent.conf";
-    if (own != files.front()) files.push_back(own);
-    return files;
-}
-
-LoadResult load_config(const LoadOptions& options) {
+LoadResult load_all(const LoadOptions& options) {
     LoadResult result;
     char** env = options.environment ? options.environment : environ;
     if (options.use_standard_files) {
@@ -59,6 +51,27 @@ LoadResult load_config(const LoadOptions& options) {
     if (options.use_environment) apply_environment(env, result.config, result.diagnostics);
     check_cross_knob(result.config, result.diagnostics);
     return result;
+}
+
+} // namespace
+
+std::vector<std::string> standard_system_files() {
+    std::vector<std::string> files{"/etc/tent.conf"};
+    std::string own = std::string(TENT_SYSCONFDIR) + "/tent.conf";
+    if (own != files.front()) files.push_back(own);
+    return files;
+}
+
+LoadResult load_config(const LoadOptions& options) {
+    // Callers sit behind C entry points: even running out of memory while
+    // loading becomes a diagnostic, never an exception.
+    try {
+        return load_all(options);
+    } catch (const std::exception& e) {
+        LoadResult failed;
+        add_error(failed.diagnostics, std::string("cannot load the configuration: ") + e.what());
+        return failed;
+    }
 }
 
 } // namespace tent
