@@ -125,3 +125,26 @@ Test(tent_run, command_is_refused_when_configuration_is_invalid) {
     cr_expect_eq(r.status, 1);
     cr_expect(r.err.find("TENT_LOG_LEVEL=loud: log_level:") != std::string::npos, "stderr was: %s", r.err.c_str());
 }
+
+Test(tent_run, command_runs_with_tent_library_preloaded_first) {
+    test::TempDir dir;
+    // Any loadable library stands in for libtent.so here.
+    std::string lib = "libm.so.6";
+    std::string conf = dir.write("warn.conf", "[rail]\nrail_cooldown_sec = 5\n");
+    test::FakeEnv env{"TENT_LIBRARY=" + lib, "LD_PRELOAD=libc.so.6", "TENT_CONFIG=" + conf, "HOME=" + dir.path(),
+                      "PATH=/usr/bin:/bin"};
+    RunResult r = run_tent_run({"sh", "-c", "printf %s \"$LD_PRELOAD\"; exit 7"}, env, dir);
+    cr_expect_eq(r.status, 7, "the command's exit status is passed on; stderr: %s", r.err.c_str());
+    std::string want = lib + ":libc.so.6";
+    cr_expect_str_eq(r.out.c_str(), want.c_str());
+    // A warning does not stop the command, but it is shown.
+    cr_expect(r.err.find("did you mean 'rail_cooldown_secs'?") != std::string::npos, "stderr: %s", r.err.c_str());
+}
+
+Test(tent_run, missing_command_exits_127) {
+    test::TempDir dir;
+    test::FakeEnv env{"HOME=" + dir.path(), "PATH=" + dir.path()};
+    RunResult r = run_tent_run({"no-such-command-here"}, env, dir);
+    cr_expect_eq(r.status, 127);
+    cr_expect(r.err.find("cannot run no-such-command-here") != std::string::npos, "stderr: %s", r.err.c_str());
+}
