@@ -93,9 +93,9 @@ private:
             std::string name = s.name.substr(6);
             name.erase(0, name.find_first_not_of(" \t"));
             if (name.empty()) {
-                // [policy] alone is the section of the policy layer's knobs, if it has any.
-                if (is_knob_section("policy")) info.kind = SectionInfo::Kind::Knobs;
-                else error(s.line, "missing rule name: write [policy NAME]");
+                // [policy] alone holds the policy layer's knobs; a rule key
+                // there is an error naming the rule syntax (see knob_entry).
+                info.kind = SectionInfo::Kind::Knobs;
                 return info;
             }
             return start_policy(s, name);
@@ -155,7 +155,7 @@ private:
         const KnobSpec* spec = find_knob(e.key);
         if (!spec) {
             if (section == "policy" && is_policy_rule_key(e.key))
-                error(e.line, "'" + e.key + "' is a policy rule key: rules go in [policy NAME] sections");
+                error(e.line, "'" + e.key + "' is a policy rule key, but [policy] has no rule name: write [policy NAME]");
             else
                 warning(e.line, "unknown key '" + e.key + "' in [" + section + "]" + knob_suggestion(e.key, section));
             return;
