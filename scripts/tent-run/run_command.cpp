@@ -16,7 +16,8 @@ int run_command(int argc, char** argv, FILE* err) {
     // Refuse to start a job whose configuration tent would reject.
     LoadResult loaded = load_config();
     for (const auto& d : loaded.diagnostics)
-        std::fprintf(err, "tent-run: %s\n", d.message.c_str());
+        std::fprintf(err, "tent-run: %s: %s\n",
+                     d.severity == Diagnostic::Severity::Error ? "error" : "warning", d.message.c_str());
     if (!loaded.ok()) return 1;
 
     std::string lib = std::string(TENT_PKGLIBDIR) + "/libtent.so";

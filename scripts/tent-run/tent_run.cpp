@@ -23,15 +23,19 @@ void usage(FILE* out) {
                  "program stripes its traffic over every HCA and survives rail failures.\n"
                  "\n"
                  "options:\n"
-                 "  --show-config    print every knob, its effective value and its source;\n"
-                 "                   exit 1 if the configuration is invalid\n"
+                 "  --show-config    print every knob, its effective value and its source\n"
+                 "                   (default, FILE:LINE or env TENT_KEY), then the policy\n"
+                 "                   rules; exit 1 with the errors if the configuration is invalid\n"
                  "  --show-topology  print the RDMA devices with their NUMA nodes and the\n"
                  "                   NUMA node of the calling thread\n"
                  "  -h, --help       print this help\n"
                  "  -V, --version    print the version\n"
                  "\n"
-                 "Configuration: /etc/tent.conf, $TENT_CONFIG (else ~/.config/tent.conf),\n"
-                 "TENT_* environment variables; see tent.conf(5) and tent-run(1).\n");
+                 "COMMAND is started only if the configuration is valid (exit 1 otherwise).\n"
+                 "Configuration, lowest precedence first: /etc/tent.conf, %s/tent.conf,\n"
+                 "$TENT_CONFIG (else ~/.config/tent.conf), TENT_* environment variables.\n"
+                 "TENT_LIBRARY names the library to preload. See tent-run(1), tent.conf(5).\n",
+                 TENT_SYSCONFDIR);
 }
 
 } // namespace

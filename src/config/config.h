@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -68,20 +69,32 @@ private:
 };
 
 struct LoadOptions {
-    // Defaults: "/etc/tent.conf" (TENT_SYSCONFDIR), $TENT_CONFIG or ~/.config/tent.conf,
-    // and the process environment. Tests override them.
-    std::vector<std::string> files;   // empty = the standard locations
+    // Standard files, lowest precedence first: the system files (see
+    // standard_system_files()), then $TENT_CONFIG if set and non-empty (it
+    // must exist), else $HOME/.config/tent.conf (may be missing).
     bool use_standard_files = true;
+    // Replaces the system files (tests); nullopt = standard_system_files().
+    std::optional<std::vector<std::string>> system_files;
+    // Read after the standard files, in order; each must exist.
+    std::vector<std::string> files;
+    // Apply TENT_* variables after the files.
     bool use_environment = true;
-    char** environment = nullptr;     // nullptr = environ
+    // NULL-terminated "NAME=value" array for TENT_*, TENT_CONFIG and HOME;
+    // nullptr = the process environment.
+    char** environment = nullptr;
 };
 
 struct LoadResult {
     Config config;
     std::vector<Diagnostic> diagnostics;  // warnings and errors, in order found
+    std::vector<std::string> files_read;  // files that existed and were read
     bool ok() const;                      // no errors
     std::string error_text() const;       // errors joined by newlines
 };
+
+// /etc/tent.conf, then $(sysconfdir)/tent.conf when the build's sysconfdir
+// is not /etc (e.g. /usr/local/etc/tent.conf for the default prefix).
+std::vector<std::string> standard_system_files();
 
 // Loads every source. Never throws, never exits, never prints: callers decide
 // what to do with the diagnostics.

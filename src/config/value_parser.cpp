@@ -72,7 +72,13 @@ Result<KnobValue> parse_knob_value(const KnobSpec& spec, const std::string& text
         auto n = spec.type == KnobType::Int ? parse_integer(text) : parse_size(text);
         if (!n) {
             if (n.status().code() == Code::OutOfRange) return out_of_range(spec, text);
-            return Status(Code::InvalidArgument, n.status().message() + " (accepted: " + knob_range_text(spec) + ")");
+            if (text.empty())
+                return Status(Code::InvalidArgument, "empty value (accepted: " + knob_range_text(spec) + ")");
+            if (spec.type == KnobType::Int)
+                return Status(Code::InvalidArgument, "value '" + text + "' is not an integer (accepted: " +
+                                                         knob_range_text(spec) + ")");
+            return Status(Code::InvalidArgument, "value '" + text + "' is not a size (accepted: " +
+                                                     knob_range_text(spec) + " bytes, or with a K, M, G or T suffix)");
         }
         if (static_cast<double>(*n) < spec.min || static_cast<double>(*n) > spec.max)
             return out_of_range(spec, text);
