@@ -1,5 +1,6 @@
 #include "metrics/stats_segment.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -8,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -167,6 +169,29 @@ Result<std::unique_ptr<StatsSegment>> StatsSegment::create(const std::string& na
     store_word(&h->publish_count, 0);
     h->state.store(kStatsReady, std::memory_order_release);
     return seg;
+}
+
+std::vector<std::string> StatsSegment::list(const std::string& prefix) {
+    std::vector<std::pair<long long, std::string>> found;
+    if (check_name(prefix).is_ok()) {
+        const std::string stem = prefix.substr(1) + "-";
+        if (DIR* dir = ::opendir("/dev/shm")) {
+            while (const struct dirent* e = ::readdir(dir)) {
+                std::string_view entry(e->d_name);
+                if (!entry.starts_with(stem) || entry.size() == stem.size()) continue;
+                std::string_view digits = entry.substr(stem.size());
+                if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+                    digits.size() > 12)
+                    continue;
+                found.emplace_back(std::stoll(std::string(digits)), "/" + std::string(entry));
+            }
+            ::closedir(dir);
+        }
+    }
+    std::sort(found.begin(), found.end());
+    std::vector<std::string> names;
+    for (auto& f : found) names.push_back(std::move(f.second));
+    return names;
 }
 
 StatsSegment::~StatsSegment() {

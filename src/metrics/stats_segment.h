@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -74,6 +75,10 @@ public:
     // Busy when the writer never paused long enough within `timeout`.
     static Result<StatsReading> read(const std::string& name,
                                      Duration timeout = std::chrono::milliseconds(200));
+
+    // Names of the segments "<prefix>-<pid>" that exist now, by pid: what
+    // tentstat lists. Empty when there are none (or no /dev/shm).
+    static std::vector<std::string> list(const std::string& prefix);
 
     // Removes the segment (only in the process that created it: a forked
     // child leaves its parent's segment alone).

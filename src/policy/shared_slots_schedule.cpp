@@ -5,7 +5,7 @@
 namespace tent {
 namespace {
 
-int clamp_priority(int priority) { return std::clamp(priority, kPriorityHigh, kPriorityLow); }
+int clamp_priority(int priority) { return std::clamp(priority, kSlotPriorityHigh, kSlotPriorityLow); }
 
 // Index of the interval containing `now`, rounded towards minus infinity.
 Duration::rep interval_index(const SlotSchedule& s, TimePoint now) {

@@ -13,10 +13,10 @@
 
 namespace tent {
 
-// Priorities as the QoS queues number them.
-inline constexpr int kPriorityHigh = 0;
-inline constexpr int kPriorityMedium = 1;
-inline constexpr int kPriorityLow = 2;
+// Priorities as the QoS queues number them (high 0, medium 1, low 2).
+inline constexpr int kSlotPriorityHigh = 0;
+inline constexpr int kSlotPriorityMedium = 1;
+inline constexpr int kSlotPriorityLow = 2;
 inline constexpr int kSlotCount = 3;
 
 struct SlotSchedule {

@@ -291,8 +291,7 @@ Result<QuotaLock> QuotaSegment::lock() {
         ++header_->recoveries;
         pthread_mutex_consistent(&header_->mutex);
         TENT_WARN("quota mutex recovered",
-                  "%s: quota mutex recovered from a process that died holding it (%zu dead "
-                  "participant(s) removed)",
+                  "%s: a process died holding it; %zu dead participant(s) removed",
                   name_.c_str(), dropped);
         return QuotaLock(header_, true);
     }

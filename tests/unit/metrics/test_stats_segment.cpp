@@ -335,3 +335,22 @@ Test(stats_segment, publisher_follows_the_knobs_and_the_interval) {
     cr_expect_eq(after->metrics.value("tent_ticks_total", {}), 1);
     cr_expect_eq(after->publish_count, 2u);
 }
+
+Test(stats_segment, list_finds_the_segments_of_a_prefix_by_pid) {
+    const std::string prefix = unique_name("list");
+    auto high = StatsSegment::create(prefix + "-300");
+    auto low = StatsSegment::create(prefix + "-20");
+    cr_assert(high.is_ok() && low.is_ok());
+    const char junk[4] = {1, 2, 3, 4};
+    write_segment(prefix + "-abc", junk, sizeof junk);      // not a pid
+    write_segment(prefix + "x-5", junk, sizeof junk);       // another prefix
+    auto names = StatsSegment::list(prefix);
+    cr_assert_eq(names.size(), 2u);
+    std::string first = names[0], second = names[1];
+    std::string want_first = prefix + "-20", want_second = prefix + "-300";
+    cr_expect_str_eq(first.c_str(), want_first.c_str());
+    cr_expect_str_eq(second.c_str(), want_second.c_str());
+    ::shm_unlink((prefix + "-abc").c_str());
+    ::shm_unlink((prefix + "x-5").c_str());
+    cr_expect(StatsSegment::list("bad prefix").empty());
+}
