@@ -72,6 +72,9 @@ Status initialise(Mapping& m, const std::string& name, Duration interval, const 
     h->epoch_ns = to_ns(clock.now());
     h->interval_ns = interval.count();
     if (Status s = init_mutex(&h->mutex, name); !s) return s;
+    // Counted before anyone can attach, so nobody mistakes the new segment
+    // for an abandoned one.
+    participants_add(*h, ::getpid());
     h->state.store(kQuotaReady, std::memory_order_release);
     return Status::ok();
 }
@@ -252,7 +255,16 @@ Result<std::unique_ptr<QuotaSegment>> QuotaSegment::open(const QuotaSegmentOptio
             continue;
         }
         participants_repair(h, process_alive);
-        if (participants_add(h, ::getpid())) {
+        if (!created && h.participant_count == 0) {
+            // Everyone who used it is gone (killed: nobody retired it). Start a
+            // fresh schedule with this process's settings rather than follow a
+            // dead job's. Safe: whoever attaches later sees us in the table.
+            h.epoch_ns = clock.now().time_since_epoch().count();
+            h.interval_ns = options.interval.count();
+            TENT_INFO("quota segment reused", "%s: left by processes that are gone; schedule restarted",
+                      name.c_str());
+        }
+        if (created || participants_add(h, ::getpid())) {
             seg->registered_pid_ = ::getpid();
         } else {
             TENT_WARN("quota participants full",
@@ -261,10 +273,10 @@ Result<std::unique_ptr<QuotaSegment>> QuotaSegment::open(const QuotaSegmentOptio
         }
         if (!created && h.interval_ns != options.interval.count()) {
             TENT_WARN("quota interval mismatch",
-                      "%s: slot_rotation_interval_ms of the segment's creator (%lld us) wins over "
-                      "this process's (%lld us)",
-                      name.c_str(), static_cast<long long>(h.interval_ns / 1000),
-                      static_cast<long long>(options.interval.count() / 1000));
+                      "%s: following the slot rotation interval of the processes already attached "
+                      "(%g ms) instead of this process's slot_rotation_interval_ms (%g ms)",
+                      name.c_str(), static_cast<double>(h.interval_ns) / 1e6,
+                      static_cast<double>(options.interval.count()) / 1e6);
         }
         lock = QuotaLock();  // unlock before handing the segment out
         return seg;

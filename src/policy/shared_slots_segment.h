@@ -40,8 +40,10 @@ struct QuotaHeader {
     std::uint32_t version;
     std::atomic<std::uint32_t> state;  // kQuotaReady once fully initialised
     std::uint64_t size;                // sizeof(QuotaHeader) of the writer
-    // Constant once ready.
     std::int64_t creator_pid;
+    // Written under the mutex only while no live process is attached (at
+    // creation, or when reusing a segment whose users were all killed), so
+    // constant for as long as anyone uses them.
     std::int64_t epoch_ns;     // steady clock (CLOCK_MONOTONIC) start of a slot 0
     std::int64_t interval_ns;  // slot length
     pthread_mutex_t mutex;     // robust, process-shared

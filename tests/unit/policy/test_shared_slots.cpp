@@ -169,9 +169,10 @@ Test(shared_slots, concurrent_first_opens_initialise_once) {
             auto s = SharedSlots::open(options_for(name), clock);
             struct {
                 int ok, created;
-                long long epoch;
+                long long epoch, own_clock;
             } r = {s.is_ok(), s.is_ok() && (*s)->segment().created(),
-                   s.is_ok() ? (long long)(*s)->schedule().epoch.time_since_epoch().count() : 0};
+                   s.is_ok() ? (long long)(*s)->schedule().epoch.time_since_epoch().count() : 0,
+                   (long long)clock.now().time_since_epoch().count()};
             (void)::write(results[1], &r, sizeof r);
             (void)::read(done[0], &c, 1);  // stay attached until everyone has reported
             s = Result<std::unique_ptr<SharedSlots>>(std::unique_ptr<SharedSlots>());
@@ -190,11 +191,12 @@ Test(shared_slots, concurrent_first_opens_initialise_once) {
         cr_assert_eq(::poll(&p, 1, 5000), 1, "child %d did not report", i);
         struct {
             int ok, created;
-            long long epoch;
+            long long epoch, own_clock;
         } r;
         cr_assert_eq(::read(results[0], &r, sizeof r), (ssize_t)sizeof r);
         cr_expect(r.ok);
         created += r.created;
+        if (r.created) cr_expect_eq(r.epoch, r.own_clock, "the creator's clock sets the epoch");
         if (epoch < 0) epoch = r.epoch;
         cr_expect_eq(r.epoch, epoch, "every process must see the creator's epoch");
     }
@@ -422,4 +424,33 @@ Test(shared_slots, participant_repair_drops_the_dead_and_recounts) {
     cr_expect_eq(h.participant_count, 1u);
     for (std::size_t i = 1; i < kQuotaMaxParticipants; ++i) cr_expect(participants_add(h, 1000 + i));
     cr_expect_not(participants_add(h, 5), "a full table refuses");
+}
+
+Test(shared_slots, a_segment_whose_users_were_all_killed_restarts_with_new_settings) {
+    const std::string name = unique_name("orphan");
+    int ready[2];
+    cr_assert_eq(::pipe(ready), 0);
+    pid_t user = ::fork();
+    cr_assert_geq(user, 0);
+    if (user == 0) {
+        ManualClock c(TimePoint(std::chrono::hours(3)));
+        auto s = SharedSlots::open(options_for(name), c);  // 2 ms
+        (void)::write(ready[1], s.is_ok() ? "O" : "E", 1);
+        for (;;) ::pause();
+    }
+    cr_assert_eq(read_byte(ready[0]), 'O');
+    ::kill(user, SIGKILL);
+    ::waitpid(user, nullptr, 0);
+    cr_assert(name_exists(name), "a killed process leaves its segment behind");
+
+    ManualClock clock(TimePoint(std::chrono::hours(4)));
+    auto options = options_for(name);
+    options.interval = 5ms;
+    auto s = SharedSlots::open(options, clock);
+    cr_assert(s.is_ok(), "%s", s.status().to_string().c_str());
+    cr_expect_not((*s)->segment().created());
+    cr_expect((*s)->schedule().interval == 5ms, "the dead job's interval must not stick");
+    cr_expect((*s)->schedule().epoch == clock.now());
+    s = Result<std::unique_ptr<SharedSlots>>(std::unique_ptr<SharedSlots>());
+    cr_expect_not(name_exists(name));
 }
