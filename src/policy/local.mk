@@ -8,3 +8,11 @@ libtentcore_la_SOURCES += \
 	src/policy/qos_queue.h src/policy/qos_queue.cpp \
 	src/policy/failover_budget.h src/policy/failover_budget.cpp
 EXTRA_DIST += src/policy/tent.conf.5.fragment
+
+# src/policy: build rules for this folder (filled in as the layer grows).
+
+# slots helper: cross-process priority slots.
+libtentcore_la_SOURCES += \
+	src/policy/shared_slots_schedule.h src/policy/shared_slots_schedule.cpp \
+	src/policy/shared_slots_segment.h src/policy/shared_slots_segment.cpp \
+	src/policy/shared_slots.h src/policy/shared_slots.cpp

@@ -1,0 +1,54 @@
+// Cross-process priority slots: when shared_quota_shm_path names a POSIX
+// shared-memory segment, every tent process on the node attaches to it and
+// follows one slot rotation (see shared_slots_schedule.h), so the QoS queues
+// of different processes agree on which priorities may use the HCAs now.
+//
+//   auto slots = SharedSlots::from_config(config, SteadyClock::instance());
+//   if (!slots) return slots.status();          // names the segment and the fix
+//   if (*slots && !(*slots)->allowed(priority, clock.now())) ... wait ...
+//
+// allowed() is pure arithmetic on values read once at attach time: no lock,
+// no system call on the hot path.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "policy/shared_slots_schedule.h"
+#include "policy/shared_slots_segment.h"
+
+namespace tent {
+
+class Config;
+
+class SharedSlots {
+public:
+    static Result<std::unique_ptr<SharedSlots>> open(const QuotaSegmentOptions& options,
+                                                     const Clock& clock);
+    // nullptr (and ok) when shared_quota_shm_path is empty: slots are off and
+    // every priority may be served at any time.
+    static Result<std::unique_ptr<SharedSlots>> from_config(const Config& config, const Clock& clock);
+
+    explicit SharedSlots(std::unique_ptr<QuotaSegment> segment);
+
+    // May `priority` (0 high, 1 medium, 2 low) be served at `now`?
+    bool allowed(int priority, TimePoint now) const { return slot_allowed(schedule_, priority, now); }
+    int slot(TimePoint now) const { return slot_at(schedule_, now); }
+    TimePoint next_allowed(int priority, TimePoint now) const {
+        return tent::next_allowed(schedule_, priority, now);
+    }
+    const SlotSchedule& schedule() const { return schedule_; }
+
+    // Processes attached now (takes the segment's mutex).
+    Result<std::size_t> participants();
+    QuotaSegment& segment() { return *segment_; }
+
+private:
+    std::unique_ptr<QuotaSegment> segment_;
+    SlotSchedule schedule_;
+};
+
+} // namespace tent

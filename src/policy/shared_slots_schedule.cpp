@@ -1,0 +1,42 @@
+#include "policy/shared_slots_schedule.h"
+
+#include <algorithm>
+
+namespace tent {
+namespace {
+
+int clamp_priority(int priority) { return std::clamp(priority, kSlotPriorityHigh, kSlotPriorityLow); }
+
+// Index of the interval containing `now`, rounded towards minus infinity.
+Duration::rep interval_index(const SlotSchedule& s, TimePoint now) {
+    const Duration::rep len = std::max<Duration::rep>(s.interval.count(), 1);
+    const Duration::rep offset = (now - s.epoch).count();
+    Duration::rep q = offset / len;
+    if (offset % len != 0 && offset < 0) --q;
+    return q;
+}
+
+} // namespace
+
+int slot_at(const SlotSchedule& schedule, TimePoint now) {
+    Duration::rep r = interval_index(schedule, now) % kSlotCount;
+    return static_cast<int>(r < 0 ? r + kSlotCount : r);
+}
+
+bool slot_admits(int slot, int priority) { return clamp_priority(priority) <= slot; }
+
+bool slot_allowed(const SlotSchedule& schedule, int priority, TimePoint now) {
+    return slot_admits(slot_at(schedule, now), priority);
+}
+
+TimePoint next_allowed(const SlotSchedule& schedule, int priority, TimePoint now) {
+    const int slot = slot_at(schedule, now);
+    if (slot_admits(slot, priority)) return now;
+    // The first admitting slot of the next cycles is slot `priority`.
+    const int wait_slots = clamp_priority(priority) - slot;  // > 0 here
+    const Duration len{std::max<Duration::rep>(schedule.interval.count(), 1)};
+    const TimePoint slot_start = schedule.epoch + interval_index(schedule, now) * len;
+    return slot_start + wait_slots * len;
+}
+
+} // namespace tent
