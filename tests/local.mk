@@ -6,3 +6,18 @@ tests_unit_common_test_knob_table_SOURCES = tests/unit/common/test_knob_table.cp
 tests_unit_common_test_knob_table_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_common_test_knob_table_LDADD = $(TEST_LIBS)
 endif
+
+# wire helper
+if ENABLE_TESTS
+wire_tests = \
+	tests/unit/wire/test_frame_roundtrip \
+	tests/unit/wire/test_frame_malformed
+check_PROGRAMS += $(wire_tests)
+TESTS += $(wire_tests)
+tests_unit_wire_test_frame_roundtrip_SOURCES = tests/unit/wire/test_frame_roundtrip.cpp tests/unit/wire/wire_samples.h
+tests_unit_wire_test_frame_roundtrip_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_wire_test_frame_roundtrip_LDADD = $(TEST_LIBS)
+tests_unit_wire_test_frame_malformed_SOURCES = tests/unit/wire/test_frame_malformed.cpp tests/unit/wire/wire_samples.h
+tests_unit_wire_test_frame_malformed_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_wire_test_frame_malformed_LDADD = $(TEST_LIBS)
+endif
