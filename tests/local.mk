@@ -14,7 +14,8 @@ wire_tests = \
 	tests/unit/wire/test_frame_malformed \
 	tests/unit/wire/test_frame_truncation \
 	tests/unit/wire/test_frame_scanner \
-	tests/unit/wire/test_memory_handle
+	tests/unit/wire/test_memory_handle \
+	tests/unit/wire/test_frame_fuzz
 check_PROGRAMS += $(wire_tests)
 TESTS += $(wire_tests)
 tests_unit_wire_test_frame_roundtrip_SOURCES = tests/unit/wire/test_frame_roundtrip.cpp tests/unit/wire/wire_samples.h
@@ -32,4 +33,7 @@ tests_unit_wire_test_frame_scanner_LDADD = $(TEST_LIBS)
 tests_unit_wire_test_memory_handle_SOURCES = tests/unit/wire/test_memory_handle.cpp tests/unit/wire/wire_samples.h
 tests_unit_wire_test_memory_handle_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_wire_test_memory_handle_LDADD = $(TEST_LIBS)
+tests_unit_wire_test_frame_fuzz_SOURCES = tests/unit/wire/test_frame_fuzz.cpp tests/unit/wire/wire_samples.h
+tests_unit_wire_test_frame_fuzz_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_wire_test_frame_fuzz_LDADD = $(TEST_LIBS)
 endif
