@@ -15,7 +15,8 @@ wire_tests = \
 	tests/unit/wire/test_frame_truncation \
 	tests/unit/wire/test_frame_scanner \
 	tests/unit/wire/test_memory_handle \
-	tests/unit/wire/test_frame_fuzz
+	tests/unit/wire/test_frame_fuzz \
+	tests/unit/wire/test_version_negotiation
 check_PROGRAMS += $(wire_tests)
 TESTS += $(wire_tests)
 tests_unit_wire_test_frame_roundtrip_SOURCES = tests/unit/wire/test_frame_roundtrip.cpp tests/unit/wire/wire_samples.h
@@ -36,4 +37,7 @@ tests_unit_wire_test_memory_handle_LDADD = $(TEST_LIBS)
 tests_unit_wire_test_frame_fuzz_SOURCES = tests/unit/wire/test_frame_fuzz.cpp tests/unit/wire/wire_samples.h
 tests_unit_wire_test_frame_fuzz_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_wire_test_frame_fuzz_LDADD = $(TEST_LIBS)
+tests_unit_wire_test_version_negotiation_SOURCES = tests/unit/wire/test_version_negotiation.cpp
+tests_unit_wire_test_version_negotiation_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_wire_test_version_negotiation_LDADD = $(TEST_LIBS)
 endif

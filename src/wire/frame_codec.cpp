@@ -90,7 +90,7 @@ Status encode_frame(const Frame& frame, std::vector<uint8_t>& out) {
         return Status(Code::Internal, std::string(frame_type_name(t)) + " payload of " +
                                           std::to_string(payload) + " bytes exceeds its maximum");
     }
-    w.patch_u32(start + 12, static_cast<uint32_t>(payload));
+    w.patch_u32(start + kPayloadLengthOffset, static_cast<uint32_t>(payload));
     return Status::ok();
 }
 

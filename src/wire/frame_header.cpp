@@ -55,7 +55,7 @@ size_t max_payload_length(FrameType t) {
 Status check_header_fields(FrameType t, uint16_t flags, uint64_t connection_id, uint64_t seq) {
     const std::string name = frame_type_name(t);
     const uint16_t extra = flags & ~allowed_flags(t);
-    if (extra != 0) return invalid("flags " + hex(extra) + " not allowed on a " + name + " frame");
+    if (extra != 0) return invalid("flags " + hex(extra) + " not allowed in " + name + " frames");
     if (t == FrameType::AddressBlob) {
         if (connection_id != 0) return invalid("address blob has connection id " + hex(connection_id) + ", must be 0");
     } else if (connection_id == 0) {

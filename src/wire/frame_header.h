@@ -25,6 +25,9 @@
 
 namespace tent::wire {
 
+// Where the payload length sits, for an encoder that learns it last.
+inline constexpr size_t kPayloadLengthOffset = 12;
+
 struct FrameHeader {
     uint8_t version = 0;
     FrameType type = FrameType::Hello;

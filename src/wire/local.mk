@@ -11,4 +11,5 @@ libtentcore_la_SOURCES += \
 	src/wire/address_blob_codec.cpp \
 	src/wire/frame_codec.h src/wire/frame_codec.cpp \
 	src/wire/frame_scanner.h src/wire/frame_scanner.cpp \
-	src/wire/memory_handle.h src/wire/memory_handle.cpp
+	src/wire/memory_handle.h src/wire/memory_handle.cpp \
+	src/wire/version_negotiation.h src/wire/version_negotiation.cpp

@@ -87,7 +87,7 @@ struct ExactBlock {
 
 } // namespace
 
-Test(frame_fuzz, mutated_frames_never_crash_and_accepted_ones_are_canonical, .timeout = 120) {
+Test(frame_fuzz, mutated_frames_never_crash_and_accepted_ones_are_canonical) {
     std::vector<std::vector<uint8_t>> seeds;
     for (const auto& f : sample_frames()) seeds.push_back(encode_ok(f));
     Mutator m(kSeed);
@@ -117,14 +117,13 @@ Test(frame_fuzz, mutated_frames_never_crash_and_accepted_ones_are_canonical, .ti
             if (scan.state == ScanState::Complete) cr_assert_leq(scan.bytes, bytes.size(), "iteration %d", i);
         }
     }
-    cr_log_info("frames: %zu accepted, %zu rejected", accepted, rejected);
     // Both paths were exercised: mutations of free fields (nonces, data)
     // stay valid, most others are refused.
     cr_expect_gt(accepted, size_t{kIterations / 100}, "accepted %zu", accepted);
     cr_expect_gt(rejected, size_t{kIterations / 2}, "rejected %zu", rejected);
 }
 
-Test(frame_fuzz, mutated_memory_handles_never_crash, .timeout = 60) {
+Test(frame_fuzz, mutated_memory_handles_never_crash) {
     MemoryHandle h;
     h.address = 0x10000;
     h.length = 0x2000;

@@ -114,8 +114,8 @@ Test(frame_malformed, header_rejections) {
         {"type 255", with([](RawHeader& h) { h.type = 255; }), "unknown frame type 255"},
         {"header length 33", with([](RawHeader& h) { h.header_length = 33; }), "header length 33, expected 32"},
         {"header length 0", with([](RawHeader& h) { h.header_length = 0; }), "header length 0, expected 32"},
-        {"unknown flag", with([](RawHeader& h) { h.flags = 0x8; }), "flags 0x8 not allowed on a ack frame"},
-        {"replay on ack", with([](RawHeader& h) { h.flags = kFlagReplay; }), "flags 0x4 not allowed on a ack"},
+        {"unknown flag", with([](RawHeader& h) { h.flags = 0x8; }), "flags 0x8 not allowed in ack frames"},
+        {"replay on ack", with([](RawHeader& h) { h.flags = kFlagReplay; }), "flags 0x4 not allowed in ack frames"},
         {"connection id 0", with([](RawHeader& h) { h.connection_id = 0; }), "ack frame has connection id 0"},
         {"sequence 0", with([](RawHeader& h) { h.seq = 0; }), "ack frame has sequence number 0"},
         {"oversize ack", with([](RawHeader& h) { h.payload_length = 2; }), "oversize ack payload: 2 bytes, maximum 1"},
@@ -133,8 +133,8 @@ Test(frame_malformed, header_rejections) {
     RawHeader big_write = header_for(FrameType::Write, 1);
     big_write.payload_length = max_payload_length(FrameType::Write) + 1;
     expect_all({
-        {"ack-requested heartbeat", raw_frame(hb, Bytes().u64(1).u64(2).b), "flags 0x1 not allowed on a heartbeat"},
-        {"last-chunk read request", raw_frame(rq, Bytes().u32(1).u64(0).u32(8).b), "flags 0x2 not allowed on a read request"},
+        {"ack-requested heartbeat", raw_frame(hb, Bytes().u64(1).u64(2).b), "flags 0x1 not allowed in heartbeat frames"},
+        {"last-chunk read request", raw_frame(rq, Bytes().u32(1).u64(0).u32(8).b), "flags 0x2 not allowed in read request frames"},
         {"sequence on probe", raw_frame(seq_on_probe, Bytes().u64(1).u64(2).b), "probe frame has sequence number 5, must be 0"},
         {"address blob with connection", raw_frame(blob_conn, blob(1, "h", {tcp4(1)}, {}).b), "address blob has connection id 0x7, must be 0"},
         {"write one byte over the maximum", raw_frame(big_write, {}), "oversize write payload"},
@@ -297,7 +297,7 @@ Test(frame_malformed, encoder_refuses_invalid_frames) {
         {make_frame(dup), "hello: duplicate rail 1"},
         {make_frame(v4_junk), "tcp address 0 is ipv4 but has bytes beyond the first 4"},
         {make_frame(Send{}, 0), "send frame has sequence number 0"},
-        {flags, "flags 0x2 not allowed on a heartbeat frame"},
+        {flags, "flags 0x2 not allowed in heartbeat frames"},
         {conn, "ack frame has connection id 0"},
     };
     for (const auto& [f, reason] : cases) {
