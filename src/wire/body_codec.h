@@ -57,6 +57,14 @@ void encode_body(const Nack& b, ByteWriter& w);
 Status decode_body(ByteReader& r, Nack& b);
 Status validate_body(const Nack& b);
 
+void encode_body(const Atomic& b, ByteWriter& w);
+Status decode_body(ByteReader& r, Atomic& b);
+Status validate_body(const Atomic& b);
+
+void encode_body(const AtomicResponse& b, ByteWriter& w);
+Status decode_body(ByteReader& r, AtomicResponse& b);
+Status validate_body(const AtomicResponse& b);
+
 void encode_body(const Heartbeat& b, ByteWriter& w);
 Status decode_body(ByteReader& r, Heartbeat& b);
 Status validate_body(const Heartbeat& b);

@@ -13,7 +13,9 @@
 namespace tent::wire {
 
 // First frame on a new TCP control connection. The header's connection id is
-// chosen by the initiator and names the connection from then on.
+// chosen by the initiator and names the connection from then on. Each TCP
+// rail's own socket opens with a Hello too, carrying that connection id and
+// listing only that rail, so the responder attaches the socket to it.
 struct Hello {
     static constexpr FrameType kType = FrameType::Hello;
     uint64_t engine_id = 0; // sender's engine (non-zero, unique per process)

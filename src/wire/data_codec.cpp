@@ -6,6 +6,8 @@
 //   Send          has immediate u8, immediate u32, length u32, data
 //   Ack           status u8
 //   Nack          op u8 (frame type of the failed operation), error u8
+//   Atomic        rkey u32, remote address u64, op u8, operand u64, swap u64
+//   AtomicResponse status u8, original u64
 // The data block is last and its length field must match the bytes present
 // exactly, so a payload length and a data length can never disagree.
 #include <cstdint>
@@ -195,12 +197,64 @@ Status decode_body(ByteReader& r, Nack& b) {
 
 Status validate_body(const Nack& b) {
     constexpr FrameType t = Nack::kType;
-    if (b.op != FrameType::Write && b.op != FrameType::ReadRequest && b.op != FrameType::Send)
+    if (b.op != FrameType::Write && b.op != FrameType::ReadRequest && b.op != FrameType::Send &&
+        b.op != FrameType::Atomic)
         return invalid(t, "op " + std::to_string(static_cast<unsigned>(b.op)) +
-                              " is not write, read request or send");
+                              " is not write, read request, send or atomic");
     Status st = validate_status(t, b.error);
     if (!st) return st;
     if (b.error == WireStatus::Ok) return invalid(t, "error class ok");
+    return Status::ok();
+}
+
+// Atomic
+
+void encode_body(const Atomic& b, ByteWriter& w) {
+    w.u32(b.rkey);
+    w.u64(b.remote_addr);
+    w.u8(static_cast<uint8_t>(b.op));
+    w.u64(b.operand);
+    w.u64(b.swap);
+}
+
+Status decode_body(ByteReader& r, Atomic& b) {
+    uint8_t op = 0;
+    if (!(r.u32(b.rkey, "rkey") && r.u64(b.remote_addr, "remote address") && r.u8(op, "op") &&
+          r.u64(b.operand, "operand") && r.u64(b.swap, "swap")))
+        return truncated(Atomic::kType, r);
+    b.op = static_cast<AtomicOp>(op);
+    return Status::ok();
+}
+
+Status validate_body(const Atomic& b) {
+    constexpr FrameType t = Atomic::kType;
+    if (b.op != AtomicOp::FetchAdd && b.op != AtomicOp::CompareSwap)
+        return invalid(t, "unknown op " + std::to_string(static_cast<unsigned>(b.op)));
+    if (b.remote_addr % 8 != 0) return invalid(t, "remote address " + std::to_string(b.remote_addr) + " not 8-byte aligned");
+    if (b.op == AtomicOp::FetchAdd && b.swap != 0) return invalid(t, "fetch-and-add with a swap value");
+    return Status::ok();
+}
+
+// AtomicResponse
+
+void encode_body(const AtomicResponse& b, ByteWriter& w) {
+    w.u8(static_cast<uint8_t>(b.status));
+    w.u64(b.original);
+}
+
+Status decode_body(ByteReader& r, AtomicResponse& b) {
+    uint8_t status = 0;
+    if (!(r.u8(status, "status") && r.u64(b.original, "original"))) return truncated(AtomicResponse::kType, r);
+    b.status = static_cast<WireStatus>(status);
+    return Status::ok();
+}
+
+Status validate_body(const AtomicResponse& b) {
+    constexpr FrameType t = AtomicResponse::kType;
+    Status st = validate_status(t, b.status);
+    if (!st) return st;
+    if (b.status != WireStatus::Ok && b.original != 0)
+        return invalid(t, "status " + std::string(wire_status_name(b.status)) + " with an original value");
     return Status::ok();
 }
 

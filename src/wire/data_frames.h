@@ -58,12 +58,38 @@ struct Ack {
     bool operator==(const Ack&) const = default;
 };
 
+enum class AtomicOp : uint8_t {
+    FetchAdd = 1,    // *addr += operand; returns the old value
+    CompareSwap = 2, // if (*addr == operand) *addr = swap; returns the old value
+};
+
+// 64-bit atomic on an 8-byte aligned remote address, as in verbs. Never
+// replayed before the two sides agree it did not execute (SyncRequest).
+struct Atomic {
+    static constexpr FrameType kType = FrameType::Atomic;
+    uint32_t rkey = 0;
+    uint64_t remote_addr = 0;
+    AtomicOp op = AtomicOp::FetchAdd;
+    uint64_t operand = 0; // the addend, or the value compared
+    uint64_t swap = 0;    // compare-and-swap only; 0 for fetch-and-add
+    bool operator==(const Atomic&) const = default;
+};
+
+// Answer to the Atomic with the same seq: the value before the operation,
+// or an error status (and original 0).
+struct AtomicResponse {
+    static constexpr FrameType kType = FrameType::AtomicResponse;
+    WireStatus status = WireStatus::Ok;
+    uint64_t original = 0;
+    bool operator==(const AtomicResponse&) const = default;
+};
+
 // Error completion of the one operation at seq (not cumulative): the
 // initiator completes it with this error class, e.g. a remote access error
 // for a write outside the registration.
 struct Nack {
     static constexpr FrameType kType = FrameType::Nack;
-    FrameType op = FrameType::Write; // Write, ReadRequest or Send
+    FrameType op = FrameType::Write; // Write, ReadRequest, Send or Atomic
     WireStatus error = WireStatus::RemoteAccess; // never Ok
     bool operator==(const Nack&) const = default;
 };

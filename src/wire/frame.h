@@ -15,7 +15,7 @@
 namespace tent::wire {
 
 using FrameBody = std::variant<Hello, HelloAck, AddressBlob, Goodbye, Write, ReadRequest,
-                               ReadResponse, Send, Ack, Nack, Heartbeat, HeartbeatAck, Probe,
+                               ReadResponse, Send, Ack, Nack, Atomic, AtomicResponse, Heartbeat, HeartbeatAck, Probe,
                                ProbeReply, SyncRequest, SyncReply>;
 
 struct Frame {

@@ -48,6 +48,8 @@ Result<FrameBody> decode_body_of(FrameType t, std::span<const uint8_t> payload) 
     case FrameType::Send: return decode_as<Send>(payload);
     case FrameType::Ack: return decode_as<Ack>(payload);
     case FrameType::Nack: return decode_as<Nack>(payload);
+    case FrameType::Atomic: return decode_as<Atomic>(payload);
+    case FrameType::AtomicResponse: return decode_as<AtomicResponse>(payload);
     case FrameType::Heartbeat: return decode_as<Heartbeat>(payload);
     case FrameType::HeartbeatAck: return decode_as<HeartbeatAck>(payload);
     case FrameType::Probe: return decode_as<Probe>(payload);

@@ -16,6 +16,8 @@ const char* frame_type_name(FrameType t) {
     case FrameType::Send: return "send";
     case FrameType::Ack: return "ack";
     case FrameType::Nack: return "nack";
+    case FrameType::Atomic: return "atomic";
+    case FrameType::AtomicResponse: return "atomic response";
     case FrameType::Heartbeat: return "heartbeat";
     case FrameType::HeartbeatAck: return "heartbeat ack";
     case FrameType::Probe: return "probe";
@@ -33,7 +35,8 @@ bool is_known_frame_type(uint8_t raw) {
 uint16_t allowed_flags(FrameType t) {
     switch (t) {
     case FrameType::Write: return kFlagAckRequested | kFlagLastChunk | kFlagReplay;
-    case FrameType::Send: return kFlagAckRequested | kFlagReplay;
+    case FrameType::Send:
+    case FrameType::Atomic: return kFlagAckRequested | kFlagReplay;
     case FrameType::ReadRequest: return kFlagReplay;
     default: return 0;
     }
@@ -46,7 +49,9 @@ bool carries_sequence(FrameType t) {
     case FrameType::ReadResponse:
     case FrameType::Send:
     case FrameType::Ack:
-    case FrameType::Nack: return true;
+    case FrameType::Nack:
+    case FrameType::Atomic:
+    case FrameType::AtomicResponse: return true;
     default: return false;
     }
 }

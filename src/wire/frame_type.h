@@ -19,6 +19,8 @@ enum class FrameType : uint8_t {
     Send = 13,
     Ack = 14,
     Nack = 15,
+    Atomic = 16,
+    AtomicResponse = 17,
     // Liveness: heartbeats on idle TCP rails, probes of paused rails.
     Heartbeat = 20,
     HeartbeatAck = 21,

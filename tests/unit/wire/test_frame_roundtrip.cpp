@@ -166,9 +166,14 @@ Test(frame_roundtrip, data_frames_bounds) {
 
 Test(frame_roundtrip, completions_and_control) {
     for (uint8_t st = 0; st <= 4; ++st) expect_round_trip(make_frame(Ack{static_cast<WireStatus>(st)}, st + 1), "ack");
-    for (auto op : {FrameType::Write, FrameType::ReadRequest, FrameType::Send})
+    for (auto op : {FrameType::Write, FrameType::ReadRequest, FrameType::Send, FrameType::Atomic})
         for (uint8_t st = 1; st <= 4; ++st)
             expect_round_trip(make_frame(Nack{op, static_cast<WireStatus>(st)}, kU64Max), "nack");
+    expect_round_trip(make_frame(Atomic{0, 0, AtomicOp::FetchAdd, kU64Max, 0}, 1), "fetch-and-add at 0");
+    expect_round_trip(make_frame(Atomic{kU32Max, kU64Max - 7, AtomicOp::CompareSwap, kU64Max, kU64Max}, kU64Max, kFlagReplay),
+                      "compare-and-swap at the top, replayed after sync");
+    expect_round_trip(make_frame(AtomicResponse{WireStatus::Ok, kU64Max}, 1), "atomic response");
+    expect_round_trip(make_frame(AtomicResponse{WireStatus::RemoteAccess, 0}, 1), "failed atomic");
     for (uint64_t v : {uint64_t{0}, kU64Max}) {
         expect_round_trip(make_frame(Heartbeat{v, v}), "heartbeat");
         expect_round_trip(make_frame(HeartbeatAck{v, ~v}), "heartbeat ack");

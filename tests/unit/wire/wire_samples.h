@@ -137,6 +137,8 @@ inline std::vector<Frame> sample_frames() {
     v.push_back(make_frame(Send{std::nullopt, pattern(23, 3)}, 7, kFlagAckRequested));
     v.push_back(make_frame(Ack{WireStatus::Ok}, 7));
     v.push_back(make_frame(Nack{FrameType::Write, WireStatus::RemoteAccess}, 5));
+    v.push_back(make_frame(Atomic{0xa70, 0x2000, AtomicOp::CompareSwap, 5, 6}, 8, kFlagAckRequested));
+    v.push_back(make_frame(AtomicResponse{WireStatus::Ok, 5}, 8));
     v.push_back(make_frame(Heartbeat{11, 1000}));
     v.push_back(make_frame(HeartbeatAck{11, 1000}));
     v.push_back(make_frame(Probe{12, 2000}));
