@@ -1,0 +1,102 @@
+// Bodies of the control frames: connection setup and teardown, liveness,
+// and the sequence agreement that precedes any replay. None of them uses the
+// header's sequence number (it must be 0).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "wire/frame_type.h"
+#include "wire/protocol.h"
+#include "wire/rail_info.h"
+
+namespace tent::wire {
+
+// First frame on a new TCP control connection. The header's connection id is
+// chosen by the initiator and names the connection from then on. Each TCP
+// rail's own socket opens with a Hello too, carrying that connection id and
+// listing only that rail, so the responder attaches the socket to it.
+struct Hello {
+    static constexpr FrameType kType = FrameType::Hello;
+    uint64_t engine_id = 0; // sender's engine (non-zero, unique per process)
+    uint8_t version_min = kMinProtocolVersion; // 1 <= min <= max
+    uint8_t version_max = kMaxProtocolVersion;
+    std::vector<RailInfo> rails; // rails the initiator proposes (unique ids)
+    bool operator==(const Hello&) const = default;
+};
+
+enum class HelloResult : uint8_t {
+    Accepted = 0,
+    VersionMismatch = 1, // no common protocol version
+    Refused = 2,         // e.g. shutting down, or too many connections
+};
+
+// Answer to Hello. When accepted: the version both sides now speak and the
+// rails the responder set up, with its own QP numbers. Otherwise version 0
+// and no rails.
+struct HelloAck {
+    static constexpr FrameType kType = FrameType::HelloAck;
+    uint64_t engine_id = 0;
+    HelloResult result = HelloResult::Accepted;
+    uint8_t version = kProtocolVersion;
+    std::vector<RailInfo> rails;
+    bool operator==(const HelloAck&) const = default;
+};
+
+enum class GoodbyeReason : uint8_t {
+    Normal = 0,        // orderly close: everything sent was acknowledged
+    ProtocolError = 1, // the peer sent a frame this side rejected
+    Timeout = 2,       // the peer stopped answering
+};
+
+struct Goodbye {
+    static constexpr FrameType kType = FrameType::Goodbye;
+    GoodbyeReason reason = GoodbyeReason::Normal;
+    bool operator==(const Goodbye&) const = default;
+};
+
+// Liveness exchanges share one shape: the reply echoes nonce and timestamp so
+// the sender matches it and measures the round trip on its own clock. The
+// rail concerned is the header's rail id.
+struct Heartbeat {
+    static constexpr FrameType kType = FrameType::Heartbeat;
+    uint64_t nonce = 0;
+    uint64_t timestamp_ns = 0;
+    bool operator==(const Heartbeat&) const = default;
+};
+struct HeartbeatAck {
+    static constexpr FrameType kType = FrameType::HeartbeatAck;
+    uint64_t nonce = 0;
+    uint64_t timestamp_ns = 0;
+    bool operator==(const HeartbeatAck&) const = default;
+};
+struct Probe {
+    static constexpr FrameType kType = FrameType::Probe;
+    uint64_t nonce = 0;
+    uint64_t timestamp_ns = 0;
+    bool operator==(const Probe&) const = default;
+};
+struct ProbeReply {
+    static constexpr FrameType kType = FrameType::ProbeReply;
+    uint64_t nonce = 0;
+    uint64_t timestamp_ns = 0;
+    bool operator==(const ProbeReply&) const = default;
+};
+
+// After a failure each side states the highest sequence number it delivered
+// in order from the other; each then replays only what follows (never a
+// blind resend). The epoch (non-zero) pairs a reply with its request.
+struct SyncRequest {
+    static constexpr FrameType kType = FrameType::SyncRequest;
+    uint32_t epoch = 1;
+    uint64_t last_delivered = 0; // 0: nothing delivered yet
+    bool operator==(const SyncRequest&) const = default;
+};
+struct SyncReply {
+    static constexpr FrameType kType = FrameType::SyncReply;
+    uint32_t epoch = 1;
+    uint64_t last_delivered = 0;
+    bool operator==(const SyncReply&) const = default;
+};
+
+} // namespace tent::wire

@@ -1,0 +1,128 @@
+#include "wire/frame_codec.h"
+
+#include <string>
+
+#include "wire/body_codec.h"
+#include "wire/byte_reader.h"
+#include "wire/byte_writer.h"
+#include "wire/frame_header.h"
+#include "wire/protocol.h"
+
+namespace tent::wire {
+
+namespace {
+
+// Negotiating frames use the lowest version so that any peer can read them.
+uint8_t header_version(FrameType t) {
+    switch (t) {
+    case FrameType::Hello:
+    case FrameType::HelloAck:
+    case FrameType::AddressBlob:
+    case FrameType::Goodbye: return kMinProtocolVersion;
+    default: return kProtocolVersion;
+    }
+}
+
+template <typename B>
+Result<FrameBody> decode_as(std::span<const uint8_t> payload) {
+    B body;
+    ByteReader r(payload);
+    Status st = decode_body(r, body);
+    if (!st) return st;
+    if (r.remaining() != 0)
+        return detail::invalid(B::kType, std::to_string(r.remaining()) + " trailing bytes in payload");
+    st = validate_body(body);
+    if (!st) return st;
+    return FrameBody(std::move(body));
+}
+
+Result<FrameBody> decode_body_of(FrameType t, std::span<const uint8_t> payload) {
+    switch (t) {
+    case FrameType::Hello: return decode_as<Hello>(payload);
+    case FrameType::HelloAck: return decode_as<HelloAck>(payload);
+    case FrameType::AddressBlob: return decode_as<AddressBlob>(payload);
+    case FrameType::Goodbye: return decode_as<Goodbye>(payload);
+    case FrameType::Write: return decode_as<Write>(payload);
+    case FrameType::ReadRequest: return decode_as<ReadRequest>(payload);
+    case FrameType::ReadResponse: return decode_as<ReadResponse>(payload);
+    case FrameType::Send: return decode_as<Send>(payload);
+    case FrameType::Ack: return decode_as<Ack>(payload);
+    case FrameType::Nack: return decode_as<Nack>(payload);
+    case FrameType::Atomic: return decode_as<Atomic>(payload);
+    case FrameType::AtomicResponse: return decode_as<AtomicResponse>(payload);
+    case FrameType::Heartbeat: return decode_as<Heartbeat>(payload);
+    case FrameType::HeartbeatAck: return decode_as<HeartbeatAck>(payload);
+    case FrameType::Probe: return decode_as<Probe>(payload);
+    case FrameType::ProbeReply: return decode_as<ProbeReply>(payload);
+    case FrameType::SyncRequest: return decode_as<SyncRequest>(payload);
+    case FrameType::SyncReply: return decode_as<SyncReply>(payload);
+    }
+    // decode_header already rejected unknown types.
+    return Status(Code::Internal, "no decoder for frame type " + std::to_string(static_cast<unsigned>(t)));
+}
+
+} // namespace
+
+Status validate_frame(const Frame& frame) {
+    const FrameType t = frame_type(frame);
+    Status st = check_header_fields(t, frame.flags, frame.connection_id, frame.seq);
+    if (!st) return st;
+    return std::visit([](const auto& b) { return validate_body(b); }, frame.body);
+}
+
+Status encode_frame(const Frame& frame, std::vector<uint8_t>& out) {
+    Status st = validate_frame(frame);
+    if (!st) return st;
+    const FrameType t = frame_type(frame);
+    const size_t start = out.size();
+    ByteWriter w(out);
+    FrameHeader h;
+    h.version = header_version(t);
+    h.type = t;
+    h.flags = frame.flags;
+    h.rail_id = frame.rail_id;
+    h.connection_id = frame.connection_id;
+    h.seq = frame.seq;
+    encode_header(h, w);
+    std::visit([&w](const auto& b) { encode_body(b, w); }, frame.body);
+    const size_t payload = out.size() - start - kHeaderSize;
+    if (payload > max_payload_length(t)) {
+        // Validation bounds every field, so this is a bug in the bounds.
+        out.resize(start);
+        return Status(Code::Internal, std::string(frame_type_name(t)) + " payload of " +
+                                          std::to_string(payload) + " bytes exceeds its maximum");
+    }
+    w.patch_u32(start + kPayloadLengthOffset, static_cast<uint32_t>(payload));
+    return Status::ok();
+}
+
+Result<std::vector<uint8_t>> encode_frame(const Frame& frame) {
+    std::vector<uint8_t> out;
+    Status st = encode_frame(frame, out);
+    if (!st) return st;
+    return out;
+}
+
+Result<Frame> decode_frame(std::span<const uint8_t> bytes) {
+    auto header = decode_header(bytes);
+    if (!header) return header.status();
+    const size_t total = kHeaderSize + header->payload_length;
+    if (bytes.size() < total)
+        return Status(Code::InvalidArgument, "truncated frame: header announces " +
+                                                 std::to_string(header->payload_length) + " payload bytes, " +
+                                                 std::to_string(bytes.size() - kHeaderSize) + " present");
+    if (bytes.size() > total)
+        return Status(Code::InvalidArgument,
+                      "trailing garbage: " + std::to_string(bytes.size() - total) + " bytes after the frame");
+    auto body = decode_body_of(header->type, bytes.subspan(kHeaderSize, header->payload_length));
+    if (!body) return body.status();
+    Frame f;
+    f.flags = header->flags;
+    f.rail_id = header->rail_id;
+    f.connection_id = header->connection_id;
+    f.seq = header->seq;
+    f.body = std::move(body).value();
+    return f;
+}
+
+} // namespace tent::wire

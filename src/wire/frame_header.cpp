@@ -1,0 +1,129 @@
+#include "wire/frame_header.h"
+
+#include <cstdio>
+#include <string>
+
+#include "wire/byte_reader.h"
+#include "wire/protocol.h"
+#include "wire/rail_info.h"
+
+namespace tent::wire {
+
+namespace {
+
+Status invalid(std::string why) { return Status(Code::InvalidArgument, std::move(why)); }
+
+std::string hex(uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+// Fixed part of each body plus its variable part at its bound; kept next to
+// the layouts in the codecs by the round-trip tests at the bounds.
+constexpr size_t kRailListMax = 2 + kMaxRails * kRailInfoSize;
+constexpr size_t kTcpAddressMax = 1 + 2 + 16;
+constexpr size_t kHcaAddressMax = 1 + kMaxDeviceNameLength + 16 + 1 + 2 + 1 + 1 + 1 + kMaxQpsPerDevice * 4;
+constexpr size_t kAddressBlobMax = 8 + 1 + 1 + 1 + kMaxHostnameLength + 1 +
+                                   kMaxTcpAddresses * kTcpAddressMax + 1 +
+                                   kMaxDevices * kHcaAddressMax;
+
+} // namespace
+
+size_t max_payload_length(FrameType t) {
+    switch (t) {
+    case FrameType::Hello: return 8 + 1 + 1 + kRailListMax;
+    case FrameType::HelloAck: return 8 + 1 + 1 + kRailListMax;
+    case FrameType::AddressBlob: return kAddressBlobMax;
+    case FrameType::Goodbye: return 1;
+    case FrameType::Write: return 4 + 8 + 1 + 4 + 4 + kMaxDataLength;
+    case FrameType::ReadRequest: return 4 + 8 + 4;
+    case FrameType::ReadResponse: return 1 + 4 + kMaxDataLength;
+    case FrameType::Send: return 1 + 4 + 4 + kMaxDataLength;
+    case FrameType::Ack: return 1;
+    case FrameType::Nack: return 2;
+    case FrameType::Atomic: return 4 + 8 + 1 + 8 + 8;
+    case FrameType::AtomicResponse: return 1 + 8;
+    case FrameType::Heartbeat:
+    case FrameType::HeartbeatAck:
+    case FrameType::Probe:
+    case FrameType::ProbeReply: return 8 + 8;
+    case FrameType::SyncRequest:
+    case FrameType::SyncReply: return 4 + 8;
+    }
+    return 0;
+}
+
+Status check_header_fields(FrameType t, uint16_t flags, uint64_t connection_id, uint64_t seq) {
+    const std::string name = frame_type_name(t);
+    const uint16_t extra = flags & ~allowed_flags(t);
+    if (extra != 0) return invalid("flags " + hex(extra) + " not allowed in " + name + " frames");
+    if (t == FrameType::AddressBlob) {
+        if (connection_id != 0) return invalid("address blob has connection id " + hex(connection_id) + ", must be 0");
+    } else if (connection_id == 0) {
+        return invalid(name + " frame has connection id 0");
+    }
+    if (carries_sequence(t)) {
+        if (seq == 0) return invalid(name + " frame has sequence number 0 (sequences start at 1)");
+    } else if (seq != 0) {
+        return invalid(name + " frame has sequence number " + std::to_string(seq) + ", must be 0");
+    }
+    return Status::ok();
+}
+
+void encode_header(const FrameHeader& h, ByteWriter& w) {
+    w.u32(kMagic);
+    w.u8(h.version);
+    w.u8(static_cast<uint8_t>(h.type));
+    w.u16(h.flags);
+    w.u16(static_cast<uint16_t>(kHeaderSize));
+    w.u16(h.rail_id);
+    w.u32(h.payload_length);
+    w.u64(h.connection_id);
+    w.u64(h.seq);
+}
+
+Result<FrameHeader> decode_header(std::span<const uint8_t> bytes) {
+    if (bytes.size() < kHeaderSize)
+        return invalid("short frame: " + std::to_string(bytes.size()) + " bytes, header needs " +
+                       std::to_string(kHeaderSize));
+    ByteReader r(bytes.first(kHeaderSize));
+    uint32_t magic = 0;
+    uint8_t version = 0, type = 0;
+    uint16_t flags = 0, header_length = 0, rail_id = 0;
+    uint32_t payload_length = 0;
+    uint64_t connection_id = 0, seq = 0;
+    // Cannot fail: exactly kHeaderSize bytes are read from kHeaderSize.
+    (void)(r.u32(magic, "magic") && r.u8(version, "version") && r.u8(type, "type") &&
+           r.u16(flags, "flags") && r.u16(header_length, "header length") &&
+           r.u16(rail_id, "rail id") && r.u32(payload_length, "payload length") &&
+           r.u64(connection_id, "connection id") && r.u64(seq, "sequence number"));
+
+    if (magic != kMagic) return invalid("bad magic " + hex(magic) + ", expected " + hex(kMagic));
+    if (version < kMinProtocolVersion || version > kMaxProtocolVersion)
+        return invalid("unsupported protocol version " + std::to_string(version) + " (supported " +
+                       std::to_string(kMinProtocolVersion) + ".." + std::to_string(kMaxProtocolVersion) + ")");
+    if (!is_known_frame_type(type)) return invalid("unknown frame type " + std::to_string(type));
+    const auto t = static_cast<FrameType>(type);
+    if (header_length != kHeaderSize)
+        return invalid("header length " + std::to_string(header_length) + ", expected " +
+                       std::to_string(kHeaderSize));
+    if (payload_length > max_payload_length(t))
+        return invalid("oversize " + std::string(frame_type_name(t)) + " payload: " +
+                       std::to_string(payload_length) + " bytes, maximum " +
+                       std::to_string(max_payload_length(t)));
+    Status st = check_header_fields(t, flags, connection_id, seq);
+    if (!st) return st;
+
+    FrameHeader h;
+    h.version = version;
+    h.type = t;
+    h.flags = flags;
+    h.rail_id = rail_id;
+    h.payload_length = payload_length;
+    h.connection_id = connection_id;
+    h.seq = seq;
+    return h;
+}
+
+} // namespace tent::wire
