@@ -1,0 +1,84 @@
+// A Rail: one established path to one peer (an RC QP between a local and a
+// remote HCA port, or one TCP connection between two addresses) on which the
+// engine posts chunk-sized operations. The engine owns striping, sequence
+// numbers, replay and failover; a rail only moves bytes and reports, per
+// operation, exactly one completion with an outcome the health layer
+// understands (src/health/rail_outcome.h).
+//
+// Threading: a rail is driven by one thread at a time (the engine's progress
+// thread); post() and progress() are never called concurrently on one rail.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "health/rail_outcome.h"
+#include "transport/transport.h"
+
+namespace tent {
+
+enum class RailOpcode : std::uint8_t {
+    Write,  // one-sided: local -> remote_addr
+    Read,   // one-sided: remote_addr -> local
+    Send,   // two-sided: local bytes delivered to the peer's receive handler
+    Probe,  // a zero-length round trip proving the path works (health probes)
+};
+
+struct RailOp {
+    std::uint64_t cookie = 0;  // the engine's id for this op, echoed in its completion
+    RailOpcode opcode = RailOpcode::Write;
+    void* local = nullptr;     // local buffer (inside an engine registration)
+    std::uint64_t length = 0;
+    std::uint32_t lkey = 0;    // verbs: lkey of the registration on this rail's local device
+    std::uint64_t remote_addr = 0;
+    // Write/Read: the key the target checks -- the verbs rkey on the remote
+    // device of this rail, or the registration's TCP key on a TCP rail.
+    std::uint32_t rkey = 0;
+    // Send: the connection-level header the receiver needs (sequence number,
+    // fragment offset/total), carried opaquely in front of the payload.
+    std::span<const std::uint8_t> send_header;
+};
+
+struct RailCompletion {
+    std::uint64_t cookie = 0;
+    RailOutcome outcome = RailOutcome::Success;
+    Status status;             // ok, or what went wrong (for logs and the caller)
+    Duration latency{};        // post to completion, for the health layer's slow-rail check
+};
+
+// A two-sided message that arrived on a rail: header and payload as the
+// sender posted them. Valid only during the callback.
+struct RailMessage {
+    std::span<const std::uint8_t> header;
+    std::span<const std::uint8_t> payload;
+};
+
+class Rail {
+public:
+    virtual ~Rail() = default;
+
+    virtual TransportKind kind() const = 0;
+    // For logs and statistics, e.g. "mlx5_0:1->mlx5_1:1" or "tcp 127.0.0.1->127.0.0.2:7000".
+    virtual const std::string& name() const = 0;
+    // Largest length one op may carry; the engine chunks above it.
+    virtual std::uint64_t max_op_length() const = 0;
+
+    // Start one operation. An error is a submit-stage failure: no completion follows.
+    virtual Status post(const RailOp& op) = 0;
+
+    // Make progress without blocking: append finished operations to `done` and
+    // hand every arrived two-sided message to `on_message`.
+    virtual void progress(std::vector<RailCompletion>& done,
+                          const std::function<void(const RailMessage&)>& on_message) = 0;
+
+    // A file descriptor that becomes readable when progress() has work
+    // (completion channel, socket); -1 if the rail must be polled.
+    virtual int wait_fd() const = 0;
+};
+
+} // namespace tent
