@@ -2,6 +2,7 @@
 // and then adding a completion writes the CQ's pointer into it, so the
 // channel's fd really becomes readable and ibv_get_cq_event reads the CQ back.
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,8 +43,11 @@ int poll_cq(ibv_cq* c, int n, ibv_wc* wc) {
       if (i || round) return i;
     }
     // nothing yet: make progress in this thread rather than wait for ours
-    if (!Engine::get()->progress(0, true)) return 0;
+    if (!Engine::get()->progress(0, true)) break;
   }
+  // A busy-polling caller would otherwise hold the CPU that the peer
+  // process or our progress thread needs to produce its completion.
+  sched_yield();
   return 0;
 }
 
