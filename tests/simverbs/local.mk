@@ -54,3 +54,10 @@ tests_simverbs_lib_tests_test_rc_SOURCES = tests/simverbs/lib/tests/test_rc.cpp 
 tests_simverbs_lib_tests_test_rc_CPPFLAGS = $(SIMVERBS_TEST_FLAGS)
 tests_simverbs_lib_tests_test_rc_LDADD = $(SIMVERBS_TEST_LIBS)
 endif
+if ENABLE_TESTS
+check_PROGRAMS += tests/simverbs/lib/tests/test_device
+TESTS += tests/simverbs/lib/tests/test_device
+tests_simverbs_lib_tests_test_device_SOURCES = tests/simverbs/lib/tests/test_device.cpp tests/simverbs/lib/tests/verbs_pair.h
+tests_simverbs_lib_tests_test_device_CPPFLAGS = $(SIMVERBS_TEST_FLAGS)
+tests_simverbs_lib_tests_test_device_LDADD = $(SIMVERBS_TEST_LIBS)
+endif

@@ -151,7 +151,15 @@ Engine* Engine::get() {
       init_errno = errno ? errno : ENODEV;
     }
   });
-  if (!g_engine) errno = init_errno;
+  if (!g_engine) {
+    errno = init_errno;
+    return nullptr;
+  }
+  // SIMVERBS_FAULTS go through the control commands, which use the engine:
+  // apply them once initialisation is over, not from inside it
+  static std::atomic<bool> faults_applied{false};
+  if (!g_engine->settings.faults.empty() && !faults_applied.exchange(true))
+    apply_env_faults(g_engine->settings.faults);
   return g_engine;
 }
 
@@ -215,8 +223,6 @@ bool Engine::init() {
     add(ctl_fd_, Src::kCtl, nullptr);
   }
   atexit(cleanup_at_exit);
-
-  if (!settings.faults.empty()) apply_env_faults(settings.faults);
 
   // The progress thread takes no signals: they stay with the application.
   sigset_t all, old;
