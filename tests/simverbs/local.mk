@@ -7,6 +7,7 @@ tests_simverbs_lib_libibverbs_la_SOURCES = \
 	tests/simverbs/lib/simverbs.h tests/simverbs/lib/wire.h \
 	tests/simverbs/lib/settings.cpp \
 	tests/simverbs/lib/engine.cpp \
+	tests/simverbs/lib/buffer_pool.cpp \
 	tests/simverbs/lib/device.cpp \
 	tests/simverbs/lib/memory.cpp \
 	tests/simverbs/lib/cq.cpp \

@@ -150,7 +150,9 @@ SV_EXPORT ibv_comp_channel* ibv_create_comp_channel(ibv_context* c) {
     return nullptr;
   }
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return nullptr;
+  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return nullptr;
+  // the library never blocks writing an event; the application's reads block
+  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) & ~O_NONBLOCK);
   auto* ch = new Channel();
   ch->ch.context = c;
   ch->ch.fd = fds[0];

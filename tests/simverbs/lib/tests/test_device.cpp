@@ -400,3 +400,49 @@ Test(simverbs_device, lossy_port_still_delivers_everything_in_order) {
   size_t at = reply.find("mlx5_1");
   cr_expect(at != std::string::npos && reply.find("drops 0 ", at) != reply.find("drops", at), "%s", reply.c_str());
 }
+
+Test(simverbs_device, forked_child_gets_its_own_ports) {
+  int n;
+  ibv_device** list = ibv_get_device_list(&n);
+  ibv_context* c = ibv_open_device(list[0]);
+  ibv_gid parent_gid;
+  cr_assert_eq(ibv_query_gid(c, 1, 0, &parent_gid), 0);
+  pid_t child = fork();
+  if (child == 0) {
+    // the child works on its own simulated HCAs, with its own progress
+    Pair pr;
+    if (!pr.open()) _exit(2);
+    if (memcmp(pr.a.gid.raw, parent_gid.raw, 16) == 0) _exit(3);
+    pr.a.buf[0] = 42;
+    if (post_rdma(pr.a.qp, IBV_WR_RDMA_WRITE, &pr.a.buf[0], 1, pr.a.mr->lkey,
+                  uint64_t(uintptr_t(pr.b.buf.data())), pr.b.mr->rkey, 1))
+      _exit(4);
+    if (wait_wc(pr.a.cq).status != IBV_WC_SUCCESS || pr.b.buf[0] != 42) _exit(5);
+    _exit(0);
+  }
+  int st = 0;
+  waitpid(child, &st, 0);
+  cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+  // the parent's port survived the child's exit
+  std::string reply = control(getpid(), "list");
+  cr_expect(ends_ok(reply), "%s", reply.c_str());
+}
+
+Test(simverbs_device, reg_mr_iova2_translates_remote_addresses) {
+  Pair pr;
+  cr_assert(pr.open());
+  const uint64_t iova = 0x10000000ull;
+  ibv_mr* m = ibv_reg_mr_iova2(pr.b.pd, &pr.b.buf[4096], 8192, iova,
+                               IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+  cr_assert_not_null(m);
+  memcpy(&pr.a.buf[0], "iova!", 6);
+  cr_assert_eq(post_rdma(pr.a.qp, IBV_WR_RDMA_WRITE, &pr.a.buf[0], 6, pr.a.mr->lkey, iova + 100, m->rkey, 1), 0);
+  cr_assert_eq(wait_wc(pr.a.cq).status, IBV_WC_SUCCESS);
+  cr_expect_str_eq(reinterpret_cast<char*>(&pr.b.buf[4096 + 100]), "iova!");
+  // the virtual address of the buffer is not inside this MR's iova range
+  cr_assert_eq(post_rdma(pr.a.qp, IBV_WR_RDMA_WRITE, &pr.a.buf[0], 6, pr.a.mr->lkey,
+                         uint64_t(uintptr_t(&pr.b.buf[4096])), m->rkey, 2),
+               0);
+  cr_expect_eq(wait_wc(pr.a.cq).status, IBV_WC_REM_ACCESS_ERR);
+  cr_expect_eq(ibv_dereg_mr(m), 0);
+}
