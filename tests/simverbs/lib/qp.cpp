@@ -214,6 +214,7 @@ SV_EXPORT int ibv_modify_qp(ibv_qp* b, ibv_qp_attr* a, int mask) {
     qp->rq.clear();
     qp->deadline_ns = 0;
     qp->rnr_resume_ns = 0;
+    qp->acks_lost = false;
     ibv_qp_cap cap = s.cap;
     s = ibv_qp_attr{};
     s.cap = cap;

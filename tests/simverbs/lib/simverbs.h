@@ -193,6 +193,9 @@ struct Qp {
   uint32_t expected_psn = 0;
   std::deque<RecvWr> rq;
   uint64_t last_atomic_result = 0;
+  bool acks_lost = false;           // ack-loss fault at the target: acks from
+  uint32_t acks_lost_from = 0;      // this psn on never leave
+
   uint32_t last_atomic_psn = UINT32_MAX;
 
   // extended send API (ibv_qp_ex wr_*): work requests being built

@@ -418,3 +418,23 @@ Test(simverbs_rc, modify_qp_validates_attributes) {
   cr_assert_eq(ibv_modify_qp(s.qp, &r, IBV_QP_STATE), 0);
   cr_expect_eq(post_rdma(s.qp, IBV_WR_SEND, &s.buf[0], 8, s.mr->lkey, 0, 0, 1), EINVAL);
 }
+
+Test(simverbs_rc, lost_acknowledgement_set_on_the_target_port) {
+  QpParams p;
+  p.timeout = 10;
+  p.retry_cnt = 1;
+  Pair pr;
+  cr_assert(pr.open(p));
+  std::string reply = control(getpid(), "ack-loss mlx5_1 every 1");
+  cr_assert(ends_ok(reply), "%s", reply.c_str());
+  cr_assert_eq(post_recv(pr.b.qp, &pr.b.buf[0], 64, pr.b.mr->lkey, 1), 0);
+  memcpy(&pr.a.buf[0], "once", 5);
+  cr_assert_eq(post_rdma(pr.a.qp, IBV_WR_SEND, &pr.a.buf[0], 5, pr.a.mr->lkey, 0, 0, 1), 0);
+  ibv_wc s = wait_wc(pr.a.cq);
+  cr_expect_eq(s.status, IBV_WC_RETRY_EXC_ERR, "got %s", ibv_wc_status_str(s.status));
+  ibv_wc r = wait_wc(pr.b.cq);
+  cr_expect_eq(r.status, IBV_WC_SUCCESS);
+  cr_expect_str_eq(reinterpret_cast<char*>(&pr.b.buf[0]), "once");
+  ibv_wc none;
+  cr_expect_eq(ibv_poll_cq(pr.b.cq, 1, &none), 0, "the retransmission was delivered again");
+}
