@@ -192,6 +192,7 @@ SV_EXPORT int ibv_resize_cq(ibv_cq* c, int cqe) {
 
 SV_EXPORT int ibv_destroy_cq(ibv_cq* c) {
   if (!c) return EINVAL;
+  if (cq_of(c)->users.load() > 0) return EBUSY;
   Engine* e = Engine::get();
   if (e) std::lock_guard<std::mutex> g(e->dispatch_mu);
   if (c->channel) __atomic_sub_fetch(&c->channel->refcnt, 1, __ATOMIC_SEQ_CST);

@@ -119,8 +119,17 @@ struct Mr {
 
 struct Srq;
 
+// Objects other objects point at count their users: destroying one still in
+// use fails with EBUSY, as in rdma-core, instead of leaving dangling pointers.
+struct Pd {
+  ibv_pd pd{};
+  std::atomic<int> users{0};
+};
+inline Pd* pd_of(ibv_pd* p) { return reinterpret_cast<Pd*>(p); }
+
 struct Cq {
   ibv_cq_ex cq{};
+  std::atomic<int> users{0};
   std::mutex mu;
   std::deque<ibv_wc> q;
   bool armed = false;
@@ -141,6 +150,7 @@ struct RecvWr {
 
 struct Srq {
   ibv_srq srq{};
+  std::atomic<int> users{0};
   std::mutex mu;
   std::deque<RecvWr> rq;
   uint32_t max_wr = 0, max_sge = 0, limit = 0;

@@ -446,3 +446,18 @@ Test(simverbs_device, reg_mr_iova2_translates_remote_addresses) {
   cr_expect_eq(wait_wc(pr.a.cq).status, IBV_WC_REM_ACCESS_ERR);
   cr_expect_eq(ibv_dereg_mr(m), 0);
 }
+
+Test(simverbs_device, objects_in_use_cannot_be_destroyed) {
+  Pair pr;
+  cr_assert(pr.open());
+  cr_expect_eq(ibv_destroy_cq(pr.a.cq), EBUSY, "a QP still uses the CQ");
+  cr_expect_eq(ibv_dealloc_pd(pr.a.pd), EBUSY, "a QP and an MR still use the PD");
+  cr_expect_eq(ibv_destroy_comp_channel(pr.a.ch), EBUSY, "a CQ still uses the channel");
+  // in reverse order everything goes
+  cr_expect_eq(ibv_destroy_qp(pr.a.qp), 0);
+  cr_expect_eq(ibv_dereg_mr(pr.a.mr), 0);
+  cr_expect_eq(ibv_destroy_cq(pr.a.cq), 0);
+  cr_expect_eq(ibv_destroy_comp_channel(pr.a.ch), 0);
+  cr_expect_eq(ibv_dealloc_pd(pr.a.pd), 0);
+  cr_expect_eq(ibv_close_device(pr.a.ctx), 0);
+}
