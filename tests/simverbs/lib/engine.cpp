@@ -369,14 +369,14 @@ void Engine::send(Link* l, const PktPtr& pkt) {
     std::string path = rundir + "/port-" + dotted(l->remote_ip) + ".sock";
     sockaddr_un sa;
     if (!fill_sun(&sa, path)) return;
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    // non-blocking: a stopped peer with a full backlog must not stall us
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return;
+    tune_socket(fd);
     if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
       close(fd);
       return;  // nobody there: the packet is lost, the requester will time out
     }
-    tune_socket(fd);
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     l->fd = fd;
     l->want_out = false;
     add_link_fd(l);
