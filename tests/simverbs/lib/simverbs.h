@@ -171,6 +171,7 @@ struct SendEntry {
   ibv_wc_status status = IBV_WC_SUCCESS;
   bool ack_lost = false;            // ack-loss fault: its acks never arrive
   bool transmitted = false;
+  uint64_t depart_ns = 0;           // when its last byte left the port
 };
 
 struct Ah {
@@ -268,7 +269,8 @@ class Engine {
   Port* port_by_name(const std::string& name);
   Link* out_link(Port* port, uint32_t remote_ip);
   // Stamp the delivery time (rate cap + delay) and queue on the link.
-  void send(Link* link, const PktPtr& pkt);
+  // Returns when the packet has left the port (later than now when capped).
+  uint64_t send(Link* link, const PktPtr& pkt);
   void wake();
   // one round of receive/execute; from_app: only if no other thread is at it
   bool progress(int timeout_ms, bool from_app);
