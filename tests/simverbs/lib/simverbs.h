@@ -1,6 +1,20 @@
 // simverbs internals: the objects behind the verbs handles and the process-wide
 // engine (ports, links, progress thread). Handles given to applications are the
 // first member of each object, so a handle converts back with a static cast.
+//
+// How it works, in one paragraph: every simulated port listens on an AF_UNIX
+// socket named after its address (<rundir>/port-127.x.y.z.sock). A QP moved
+// to RTR finds its peer's port from the destination GID and sends packets
+// (wire.h) over one stream per (local port, remote port). The target's
+// progress thread (or any of its threads polling an empty CQ) executes each
+// request in PSN order - checking rkey, bounds and access flags for one-sided
+// operations, matching receives for sends - and answers with an ACK, a NAK or
+// a response. The requester completes work requests in order from those
+// answers; its ACK timer (4.096 us * 2^timeout) and retry_cnt drive go-back-N
+// retransmission and, finally, IBV_WC_RETRY_EXC_ERR and the flush. Faults
+// (faults.cpp) act where a real fabric would: packets lost at the port, acks
+// lost, completions failed. Rate cap and delay are applied by stamping each
+// packet with the time it may be delivered; the receiver holds it until then.
 #pragma once
 
 #include <infiniband/verbs.h>
