@@ -61,6 +61,7 @@ int post_one_ud(Qp* qp, ibv_send_wr* wr, uint32_t total) {
       h->flags |= kFlagImm;
       h->imm = wr->imm_data;
     }
+    if (wr->send_flags & IBV_SEND_SOLICITED) h->flags |= kFlagSolicited;
     gather(wr, p->data() + sizeof(PktHdr));
     Engine* e = Engine::get();
     e->send(e->out_link(qp->port, ah->remote_ip), p);

@@ -148,9 +148,9 @@ struct Cq {
   std::mutex mu;
   std::deque<ibv_wc> q;
   bool armed = false;
-  bool polling = false;  // extended polling in progress
+  bool solicited_only = false;  // armed for solicited or failed completions only
   ibv_wc cur{};
-  void push(const ibv_wc& wc);
+  void push(const ibv_wc& wc, bool solicited = false);
 };
 
 struct Channel {
