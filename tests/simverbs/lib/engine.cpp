@@ -584,7 +584,7 @@ bool Engine::progress(int timeout_ms, bool from_app) {
   }
   int n = epoll_wait(epfd_, evs, 64, timeout_ms);
   if (!from_app) g.lock();
-  bool ctl = false;
+  bool ctl = false, timer_fired = false;
   for (int i = 0; i < n; i++) {
     auto* s = static_cast<Source*>(evs[i].data.ptr);
     switch (s->kind) {
@@ -606,6 +606,7 @@ bool Engine::progress(int timeout_ms, bool from_app) {
         uint64_t v;
         ssize_t r = read(timer_fd_, &v, sizeof v);
         (void)r;
+        timer_fired = true;
         break;
       }
       case Src::kCtl: ctl = true; break;
@@ -614,7 +615,10 @@ bool Engine::progress(int timeout_ms, bool from_app) {
   uint64_t now = now_ns();
   uint64_t next = now + 10 * 1000000ull;
   if (have_held_) deliver_held(now, &next);
-  if (!from_app) {
+  // Timeouts are scanned at most every 200 us (or when the timer fires):
+  // under heavy traffic the scan over all QPs would otherwise run per batch.
+  if (!from_app && (timer_fired || now >= last_scan_ns_ + 200000)) {
+    last_scan_ns_ = now;
     check_timeouts(now_ns(), &next);
     itimerspec its{};
     its.it_value.tv_sec = time_t(next / 1000000000ull);
