@@ -453,3 +453,52 @@ Test(simverbs_rc, solicited_only_notification) {
                0);
   cr_expect_eq(poll(&pfd, 1, 5000), 1, "a solicited message did not wake the CQ");
 }
+
+Test(simverbs_rc, extended_send_api) {
+  int n;
+  ibv_device** list = ibv_get_device_list(&n);
+  Side s[2];
+  QpParams p;
+  ibv_qp* qp[2];
+  for (int i = 0; i < 2; i++) {
+    cr_assert(open_side(s[i], list[i], p));
+    ibv_qp_init_attr_ex ax{};
+    ax.send_cq = ax.recv_cq = s[i].cq;
+    ax.qp_type = IBV_QPT_RC;
+    ax.cap.max_send_wr = ax.cap.max_recv_wr = 16;
+    ax.cap.max_send_sge = ax.cap.max_recv_sge = 1;
+    ax.cap.max_inline_data = 64;
+    ax.pd = s[i].pd;
+    ax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    ax.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND;
+    qp[i] = ibv_create_qp_ex(s[i].ctx, &ax);
+    cr_assert_not_null(qp[i]);
+    cr_assert_eq(to_init(qp[i], p.access), 0);
+  }
+  for (int i = 0; i < 2; i++) {
+    cr_assert_eq(to_rtr(qp[i], qp[1 - i]->qp_num, s[1 - i].gid, p), 0);
+    cr_assert_eq(to_rts(qp[i], p), 0);
+  }
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(qp[0]);
+  cr_assert_not_null(x);
+  memcpy(&s[0].buf[0], "through wr_*", 13);
+  ibv_wr_start(x);
+  x->wr_id = 11;
+  x->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_rdma_write(x, s[1].mr->rkey, uint64_t(uintptr_t(&s[1].buf[256])));
+  ibv_wr_set_sge(x, s[0].mr->lkey, uint64_t(uintptr_t(&s[0].buf[0])), 13);
+  x->wr_id = 12;
+  ibv_wr_rdma_write(x, s[1].mr->rkey, uint64_t(uintptr_t(&s[1].buf[512])));
+  ibv_wr_set_inline_data(x, const_cast<char*>("inline"), 7);
+  cr_assert_eq(ibv_wr_complete(x), 0);
+  ibv_wc w1 = wait_wc(s[0].cq), w2 = wait_wc(s[0].cq);
+  cr_expect_eq(w1.wr_id, 11u);
+  cr_expect_eq(w2.wr_id, 12u);
+  cr_expect_eq(w2.status, IBV_WC_SUCCESS);
+  cr_expect_str_eq(reinterpret_cast<char*>(&s[1].buf[256]), "through wr_*");
+  cr_expect_str_eq(reinterpret_cast<char*>(&s[1].buf[512]), "inline");
+  // what is not emulated fails the batch cleanly
+  ibv_wr_start(x);
+  ibv_wr_local_inv(x, 5);
+  cr_expect_eq(ibv_wr_complete(x), EOPNOTSUPP);
+}
