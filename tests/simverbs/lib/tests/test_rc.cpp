@@ -502,3 +502,36 @@ Test(simverbs_rc, extended_send_api) {
   ibv_wr_local_inv(x, 5);
   cr_expect_eq(ibv_wr_complete(x), EOPNOTSUPP);
 }
+
+Test(simverbs_rc, qp_recovers_through_reset_after_an_error) {
+  QpParams p;
+  p.timeout = 8;
+  p.retry_cnt = 1;
+  Pair pr;
+  cr_assert(pr.open(p));
+  cr_assert(ends_ok(control(getpid(), "port-down mlx5_1")));
+  cr_assert_eq(post_rdma(pr.a.qp, IBV_WR_RDMA_WRITE, &pr.a.buf[0], 8, pr.a.mr->lkey,
+                         uint64_t(uintptr_t(pr.b.buf.data())), pr.b.mr->rkey, 1),
+               0);
+  cr_assert_eq(wait_wc(pr.a.cq).status, IBV_WC_RETRY_EXC_ERR);
+  cr_assert(ends_ok(control(getpid(), "port-up mlx5_1")));
+  // both ends start over, as an application reconnecting would
+  for (ibv_qp* q : {pr.a.qp, pr.b.qp}) {
+    ibv_qp_attr r{};
+    r.qp_state = IBV_QPS_RESET;
+    cr_assert_eq(ibv_modify_qp(q, &r, IBV_QP_STATE), 0);
+    cr_assert_eq(to_init(q, p.access), 0);
+  }
+  cr_assert_eq(to_rtr(pr.a.qp, pr.b.qp->qp_num, pr.b.gid, p), 0);
+  cr_assert_eq(to_rtr(pr.b.qp, pr.a.qp->qp_num, pr.a.gid, p), 0);
+  cr_assert_eq(to_rts(pr.a.qp, p), 0);
+  cr_assert_eq(to_rts(pr.b.qp, p), 0);
+  memcpy(&pr.a.buf[0], "again", 6);
+  cr_assert_eq(post_rdma(pr.a.qp, IBV_WR_RDMA_WRITE, &pr.a.buf[0], 6, pr.a.mr->lkey,
+                         uint64_t(uintptr_t(pr.b.buf.data())), pr.b.mr->rkey, 2),
+               0);
+  ibv_wc wc = wait_wc(pr.a.cq);
+  cr_expect_eq(wc.status, IBV_WC_SUCCESS, "got %s", ibv_wc_status_str(wc.status));
+  cr_expect_eq(wc.wr_id, 2u);
+  cr_expect_str_eq(reinterpret_cast<char*>(pr.b.buf.data()), "again");
+}
