@@ -287,7 +287,8 @@ Test(simverbs_rc, port_down_times_out_after_retry_cnt_and_flushes) {
   cr_expect_eq(w.status, IBV_WC_RETRY_EXC_ERR, "got %s", ibv_wc_status_str(w.status));
   cr_expect_eq(w.wr_id, 2u);
   double expect = 4 * 4.096e-6 * (1 << 12);
-  cr_expect(took > expect * 0.9 && took < expect * 1.5 + 0.05, "took %.3f s, expected %.3f s", took, expect);
+  // never early; late only by scheduling (generous: the machine may be loaded)
+  cr_expect(took > expect * 0.9 && took < expect * 2 + 0.25, "took %.3f s, expected %.3f s", took, expect);
   ibv_wc f = wait_wc(pr.a.cq);
   cr_expect_eq(f.status, IBV_WC_WR_FLUSH_ERR);
   cr_expect_eq(f.wr_id, 3u);
@@ -302,7 +303,7 @@ Test(simverbs_rc, port_down_times_out_after_retry_cnt_and_flushes) {
 
 Test(simverbs_rc, lost_acknowledgement_delivers_but_fails) {
   QpParams p;
-  p.timeout = 10;
+  p.timeout = 12;
   p.retry_cnt = 2;
   Pair pr;
   cr_assert(pr.open(p));
@@ -421,8 +422,8 @@ Test(simverbs_rc, modify_qp_validates_attributes) {
 
 Test(simverbs_rc, lost_acknowledgement_set_on_the_target_port) {
   QpParams p;
-  p.timeout = 10;
-  p.retry_cnt = 1;
+  p.timeout = 12;
+  p.retry_cnt = 2;
   Pair pr;
   cr_assert(pr.open(p));
   std::string reply = control(getpid(), "ack-loss mlx5_1 every 1");
@@ -505,7 +506,7 @@ Test(simverbs_rc, extended_send_api) {
 
 Test(simverbs_rc, qp_recovers_through_reset_after_an_error) {
   QpParams p;
-  p.timeout = 8;
+  p.timeout = 12;
   p.retry_cnt = 1;
   Pair pr;
   cr_assert(pr.open(p));

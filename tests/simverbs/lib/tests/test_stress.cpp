@@ -65,7 +65,7 @@ void run_lanes(int lanes, int ops, const char* fault) {
   ibv_device** list = ibv_get_device_list(&n);
   cr_assert(list && n >= 2);
   QpParams p;
-  p.timeout = 8;  // 1 ms: losses are retried quickly
+  p.timeout = 10;  // 4 ms: losses are retried quickly
   p.buf_size = 512 * 1024;
   std::vector<Lane> ls(static_cast<size_t>(lanes));
   for (auto& l : ls) cr_assert(open_lane(l, list, p));
