@@ -308,6 +308,7 @@ void Engine::unregister_qp(Qp* qp) {
     qps.erase(qp->qpx.qp_base.qp_num);
   }
   std::lock_guard<std::mutex> g(dispatch_mu);  // progress thread no longer uses it
+  forget_pending_ack(qp);
 }
 
 Qp* Engine::find_qp(uint32_t qpn) {
@@ -615,6 +616,7 @@ bool Engine::progress(int timeout_ms, bool from_app) {
   uint64_t now = now_ns();
   uint64_t next = now + 10 * 1000000ull;
   if (have_held_) deliver_held(now, &next);
+  flush_acks();
   // Timeouts are scanned at most every 200 us (or when the timer fires):
   // under heavy traffic the scan over all QPs would otherwise run per batch.
   if (!from_app && (timer_fired || now >= last_scan_ns_ + 200000)) {

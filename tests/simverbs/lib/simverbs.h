@@ -219,6 +219,11 @@ struct Qp {
   uint32_t expected_psn = 0;
   std::deque<RecvWr> rq;
   uint64_t last_atomic_result = 0;
+  // Coalesced acknowledgement (dispatch_mu): ACKs are cumulative, so one per
+  // QP at the end of a receive round covers every request executed in it.
+  bool ack_pending = false;
+  Link* ack_link = nullptr;
+  uint32_t ack_psn = 0;
   bool acks_lost = false;           // ack-loss fault at the target: acks from
   uint32_t acks_lost_from = 0;      // this psn on never leave
 
@@ -326,6 +331,8 @@ void qp_to_error_locked(Qp* qp);                  // flush everything
 uint64_t ack_timeout_ns(uint8_t timeout);
 // responder.cpp
 void on_request(Link* link, const PktPtr& pkt);
+void flush_acks();                                // send coalesced ACKs (dispatch_mu held)
+void forget_pending_ack(Qp* qp);                  // QP going away (dispatch_mu held)
 // post.cpp
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
