@@ -139,6 +139,7 @@ std::vector<std::string> g_cleanup;
 void forget_engine_in_child() {
   g_engine.store(nullptr);
   g_cleanup.clear();
+  forget_all_pending_acks();
   new (&g_init_mu) std::mutex();
 }
 

@@ -163,6 +163,8 @@ void flush_acks() {
   g_ack_pending.clear();
 }
 
+void forget_all_pending_acks() { g_ack_pending.clear(); }
+
 void forget_pending_ack(Qp* qp) {
   for (auto& q : g_ack_pending)
     if (q == qp) q = nullptr;

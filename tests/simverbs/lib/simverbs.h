@@ -333,6 +333,7 @@ uint64_t ack_timeout_ns(uint8_t timeout);
 void on_request(Link* link, const PktPtr& pkt);
 void flush_acks();                                // send coalesced ACKs (dispatch_mu held)
 void forget_pending_ack(Qp* qp);                  // QP going away (dispatch_mu held)
+void forget_all_pending_acks();                   // forked child
 // post.cpp
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
