@@ -64,12 +64,14 @@ void ack_upto(Qp* qp, uint32_t psn) {
   }
 }
 
+// Go-back-N: resend what was sent from psn on; then what never left.
 void retransmit_from(Qp* qp, uint32_t psn, uint64_t now) {
   for (auto& e : qp->sq) {
-    if (e.state != SendEntry::kSent || !psn_le(psn, e.psn)) continue;
+    if (e.state != SendEntry::kSent || !e.transmitted || !psn_le(psn, e.psn)) continue;
     e.pkt = std::make_shared<Bytes>(*e.pkt);  // the old copy may still sit in a queue
     transmit_locked(qp, e);
   }
+  pump_locked(qp);
   qp->deadline_ns = 0;
   restart_timer(qp, now);
 }
@@ -170,6 +172,7 @@ void on_response(Link*, const PktPtr& pkt) {
     default: break;
   }
   complete_sq_locked(qp);
+  if (b->state == IBV_QPS_RTS || b->state == IBV_QPS_SQD) pump_locked(qp);  // a read slot may have freed
 }
 
 void check_timeouts(uint64_t now, uint64_t* next_ns) {

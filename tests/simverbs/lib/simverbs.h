@@ -339,6 +339,8 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad);
 void transmit_locked(Qp* qp, SendEntry& e);
+// Transmit waiting requests in order, within the QP's max_rd_atomic limit.
+void pump_locked(Qp* qp);
 // cq.cpp
 int poll_cq(ibv_cq* cq, int n, ibv_wc* wc);
 int req_notify_cq(ibv_cq* cq, int solicited_only);
