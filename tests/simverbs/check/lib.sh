@@ -18,9 +18,11 @@ unset SIMVERBS_DEVICES SIMVERBS_PORT_RATE SIMVERBS_PORT_DELAY_US SIMVERBS_FAULTS
 
 sv_bg_pids=()
 
+# Every background process runs under timeout(1), which passes a TERM on to
+# its command and KILLs it 2 s later if it is still there.
 sv_cleanup() {
     local p
-    for p in "${sv_bg_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+    for p in "${sv_bg_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
     for p in "${sv_bg_pids[@]}"; do wait "$p" 2>/dev/null; done
     rm -rf "$SV_TMP"
 }
@@ -134,3 +136,38 @@ run_pair() {
         fail "$name: server exit $src, client exit $crc (124 = timed out)"
     fi
 }
+
+# check_pingpong_report NAME SIZE ITERS: both sides of an ibv_*_pingpong run
+# report ITERS exchanges of SIZE bytes ("B bytes in S seconds", "N iters in").
+check_pingpong_report() {
+    local name=$1 size=$2 iters=$3 side
+    for side in server client; do
+        local log=$SV_TMP/$name-$side.log
+        grep -qE "^$((2 * size * iters)) bytes in [0-9.]+ seconds" "$log" &&
+            grep -qE "^$iters iters in [0-9.]+ seconds" "$log" || {
+            show_log "$name-$side"
+            fail "$name: $side did not report $iters iterations of $size bytes"
+        }
+    done
+}
+
+# check_perftest_result NAME SIZE ITERS: the perftest client printed a result
+# row "SIZE ITERS figure figure ..." with non-zero figures; echoes the row.
+check_perftest_result() {
+    local name=$1 size=$2 iters=$3 row
+    row=$(grep -E "^ *$size +$iters +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+" "$SV_TMP/$name-client.log" | head -1)
+    [ -n "$row" ] || { show_log "$name-server"; show_log "$name-client"; fail "$name: no result row for $size bytes"; }
+    # The third column (peak bandwidth or minimum latency) must be a positive figure.
+    awk '{exit !($3 > 0)}' <<<"$row" || fail "$name: zero figure in '$row'"
+    echo "$name: $row"
+}
+
+# port_counter PID DEV FIELD: a counter from simverbs-ctl list (0 if absent).
+port_counter() {
+    "$SV_CTL" list "$1" 2>/dev/null |
+        awk -v dev="$2" -v f="$3" '$3 == dev { for (i = 4; i < NF; i++) if ($i == f) { print $(i + 1); exit } }' |
+        grep -E '^[0-9]+$' || echo 0
+}
+
+# now_ms: monotonic enough wall time in milliseconds.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
