@@ -7,7 +7,11 @@ skip_unless_installed ibv_devices ibv_devinfo
 require_simverbs
 
 out=$SV_TMP/out
-run() { timeout -k 2 10 "$SV_RUN" "$@" >"$out" 2>&1 || { cat "$out"; fail "$* exited $?"; }; }
+run() {
+    local rc=0
+    timeout -k 2 10 "$SV_RUN" "$@" >"$out" 2>&1 || rc=$?
+    [ "$rc" -eq 0 ] || { cat "$out"; fail "$* exited $rc (124 = timed out)"; }
+}
 devices_listed() { awk '$1 ~ /^mlx5_|^[a-z]/ && NF == 2 && $1 != "device" {print $1}' "$out" | paste -sd, -; }
 
 run -- ibv_devices

@@ -151,10 +151,11 @@ check_pingpong_report() {
     done
 }
 
-# check_perftest_result NAME SIZE ITERS: the perftest client printed a result
-# row "SIZE ITERS figure figure ..." with non-zero figures; echoes the row.
+# check_perftest_result NAME SIZE [ITERS]: the perftest client printed a
+# result row "SIZE ITERS figure figure ..." with a non-zero first figure
+# (ITERS omitted: the program's default count); echoes the row.
 check_perftest_result() {
-    local name=$1 size=$2 iters=$3 row
+    local name=$1 size=$2 iters=${3:-[0-9]+} row
     row=$(grep -E "^ *$size +$iters +[0-9]+\.[0-9]+ +[0-9]+\.[0-9]+" "$SV_TMP/$name-client.log" | head -1)
     [ -n "$row" ] || { show_log "$name-server"; show_log "$name-client"; fail "$name: no result row for $size bytes"; }
     # The third column (peak bandwidth or minimum latency) must be a positive figure.
