@@ -2,6 +2,7 @@
 // and then adding a completion writes the CQ's pointer into it, so the
 // channel's fd really becomes readable and ibv_get_cq_event reads the CQ back.
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,8 +43,11 @@ int poll_cq(ibv_cq* c, int n, ibv_wc* wc) {
       if (i || round) return i;
     }
     // nothing yet: make progress in this thread rather than wait for ours
-    if (!Engine::get()->progress(0, true)) return 0;
+    if (!Engine::get()->progress(0, true)) break;
   }
+  // A busy-polling caller would otherwise hold the CPU that the peer
+  // process or our progress thread needs to produce its completion.
+  sched_yield();
   return 0;
 }
 
@@ -146,7 +150,9 @@ SV_EXPORT ibv_comp_channel* ibv_create_comp_channel(ibv_context* c) {
     return nullptr;
   }
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return nullptr;
+  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return nullptr;
+  // the library never blocks writing an event; the application's reads block
+  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) & ~O_NONBLOCK);
   auto* ch = new Channel();
   ch->ch.context = c;
   ch->ch.fd = fds[0];
@@ -186,6 +192,7 @@ SV_EXPORT int ibv_resize_cq(ibv_cq* c, int cqe) {
 
 SV_EXPORT int ibv_destroy_cq(ibv_cq* c) {
   if (!c) return EINVAL;
+  if (cq_of(c)->users.load() > 0) return EBUSY;
   Engine* e = Engine::get();
   if (e) std::lock_guard<std::mutex> g(e->dispatch_mu);
   if (c->channel) __atomic_sub_fetch(&c->channel->refcnt, 1, __ATOMIC_SEQ_CST);

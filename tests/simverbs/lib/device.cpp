@@ -164,7 +164,9 @@ SV_EXPORT ibv_context* ibv_open_device(ibv_device* dev) {
     return nullptr;
   }
   int pfd[2];
-  if (pipe2(pfd, O_CLOEXEC) != 0) return nullptr;
+  if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) != 0) return nullptr;
+  // the library never blocks writing an event; the application's reads block
+  fcntl(pfd[0], F_SETFL, fcntl(pfd[0], F_GETFL) & ~O_NONBLOCK);
   auto* ctx = new Context();
   ctx->port = port;
   ctx->async_wfd = pfd[1];

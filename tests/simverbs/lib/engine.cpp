@@ -17,6 +17,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
+#include <pthread.h>
 
 #include "simverbs.h"
 
@@ -109,8 +111,17 @@ void tune_socket(int fd) {
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
 }
 
-Engine* g_engine = nullptr;
+std::atomic<Engine*> g_engine{nullptr};
+std::mutex g_init_mu;
 std::vector<std::string> g_cleanup;
+
+// A forked child has no progress thread and must not own the parent's
+// sockets: it starts afresh with its own ports on its next verbs call.
+void forget_engine_in_child() {
+  g_engine.store(nullptr);
+  g_cleanup.clear();
+  new (&g_init_mu) std::mutex();
+}
 
 void cleanup_at_exit() {
   for (auto& p : g_cleanup) unlink(p.c_str());
@@ -141,18 +152,25 @@ ibv_gid Port::gid() const {
 }
 
 Engine* Engine::get() {
-  static std::once_flag once;
-  static int init_errno = 0;
-  std::call_once(once, [] {
-    auto* e = new Engine();
-    if (e->init()) {
-      g_engine = e;
-    } else {
-      init_errno = errno ? errno : ENODEV;
+  Engine* e = g_engine.load(std::memory_order_acquire);
+  if (!e) {
+    std::lock_guard<std::mutex> g(g_init_mu);
+    e = g_engine.load();
+    if (!e) {
+      auto* n = new Engine();
+      if (!n->init()) {
+        int err = errno ? errno : ENODEV;
+        errno = err;
+        return nullptr;  // (leaks the half-built engine: rare, and retried next call)
+      }
+      g_engine.store(n, std::memory_order_release);
+      e = n;
     }
-  });
-  if (!g_engine) errno = init_errno;
-  return g_engine;
+  }
+  // SIMVERBS_FAULTS go through the control commands, which use the engine:
+  // apply them once initialisation is over, not from inside it
+  if (!e->settings.faults.empty() && !e->faults_applied_.exchange(true)) apply_env_faults(e->settings.faults);
+  return e;
 }
 
 bool Engine::init() {
@@ -214,9 +232,11 @@ bool Engine::init() {
     g_cleanup.push_back(ctl_path_);
     add(ctl_fd_, Src::kCtl, nullptr);
   }
-  atexit(cleanup_at_exit);
-
-  if (!settings.faults.empty()) apply_env_faults(settings.faults);
+  static std::once_flag hooks;
+  std::call_once(hooks, [] {
+    atexit(cleanup_at_exit);
+    pthread_atfork(nullptr, nullptr, forget_engine_in_child);
+  });
 
   // The progress thread takes no signals: they stay with the application.
   sigset_t all, old;
@@ -439,7 +459,10 @@ void Engine::read_link(Link* l) {
       }
       continue;
     }
-    ssize_t n = read(l->fd, l->rxbuf.data() + l->rx_have, l->rxbuf.size() - l->rx_have);
+    // Read little into the staging buffer: a large payload then mostly
+    // arrives straight in its packet buffer instead of being copied twice.
+    size_t want = std::min(l->rxbuf.size() - l->rx_have, size_t(16384));
+    ssize_t n = read(l->fd, l->rxbuf.data() + l->rx_have, want);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
       close_link(l);
       return;

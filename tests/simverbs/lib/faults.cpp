@@ -61,7 +61,9 @@ void fail_all_qps(Port* port) {
     std::lock_guard<std::mutex> g(qp->mu);
     if (qp->base()->state != IBV_QPS_RESET && qp->base()->state != IBV_QPS_ERR) {
       qp_to_error_locked(qp);
-      post_async(qp->ctx, IBV_EVENT_QP_FATAL, qp->base());
+      std::lock_guard<std::mutex> pg(port->mu);  // only to a context still open
+      for (Context* c : port->contexts)
+        if (c == qp->ctx) post_async(c, IBV_EVENT_QP_FATAL, qp->base());
     }
   }
 }

@@ -38,15 +38,16 @@ SV_EXPORT ibv_pd* ibv_alloc_pd(ibv_context* c) {
     return nullptr;
   }
   static std::atomic<uint32_t> handles{1};
-  auto* pd = new ibv_pd{};
-  pd->context = c;
-  pd->handle = handles++;
-  return pd;
+  auto* pd = new Pd();
+  pd->pd.context = c;
+  pd->pd.handle = handles++;
+  return &pd->pd;
 }
 
 SV_EXPORT int ibv_dealloc_pd(ibv_pd* pd) {
   if (!pd) return EINVAL;
-  delete pd;
+  if (pd_of(pd)->users.load() > 0) return EBUSY;
+  delete pd_of(pd);
   return 0;
 }
 
@@ -79,6 +80,7 @@ SV_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64
       key = (e->next_key++ << 8) | uint32_t(uintptr_t(m) >> 4 & 0xff);
     } while (key == 0 || e->mrs.count(key));
     m->mr.lkey = m->mr.rkey = key;
+    pd_of(pd)->users++;
     m->mr.handle = key;
     e->mrs[key] = m;
   }
@@ -103,6 +105,7 @@ SV_EXPORT int ibv_dereg_mr(ibv_mr* mr) {
     e->mrs.erase(mr->lkey);
   }
   { std::lock_guard<std::mutex> g(e->dispatch_mu); }  // no remote access still running
+  pd_of(mr->pd)->users--;
   delete mr_of(mr);
   return 0;
 }
@@ -121,7 +124,12 @@ SV_EXPORT int ibv_rereg_mr(ibv_mr* mr, int flags, ibv_pd* pd, void* addr, size_t
     m->mr.length = length;
     m->iova = uint64_t(uintptr_t(addr));
   }
-  if (flags & IBV_REREG_MR_CHANGE_PD) m->mr.pd = pd;
+  if (flags & IBV_REREG_MR_CHANGE_PD) {
+    if (!pd) return IBV_REREG_MR_ERR_INPUT;
+    pd_of(m->mr.pd)->users--;
+    pd_of(pd)->users++;
+    m->mr.pd = pd;
+  }
   if (flags & IBV_REREG_MR_CHANGE_ACCESS) m->access = access;
   return 0;
 }

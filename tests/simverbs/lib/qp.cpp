@@ -116,6 +116,10 @@ Qp* new_qp(ibv_context* c, ibv_pd* pd, ibv_qp_init_attr* ia) {
   qp->attr.cap = cap;
   Engine::get()->register_qp(qp);
   b->handle = b->qp_num;
+  pd_of(pd)->users++;
+  cq_of(b->send_cq)->users++;
+  cq_of(b->recv_cq)->users++;
+  if (qp->srq) qp->srq->users++;
   return qp;
 }
 
@@ -214,6 +218,7 @@ SV_EXPORT int ibv_modify_qp(ibv_qp* b, ibv_qp_attr* a, int mask) {
     qp->rq.clear();
     qp->deadline_ns = 0;
     qp->rnr_resume_ns = 0;
+    qp->acks_lost = false;
     ibv_qp_cap cap = s.cap;
     s = ibv_qp_attr{};
     s.cap = cap;
@@ -249,6 +254,10 @@ SV_EXPORT int ibv_destroy_qp(ibv_qp* b) {
   if (!b) return EINVAL;
   Qp* qp = qp_of(b);
   Engine::get()->unregister_qp(qp);
+  pd_of(b->pd)->users--;
+  cq_of(b->send_cq)->users--;
+  cq_of(b->recv_cq)->users--;
+  if (qp->srq) qp->srq->users--;
   pthread_mutex_destroy(&b->mutex);
   pthread_cond_destroy(&b->cond);
   delete qp;
@@ -272,6 +281,7 @@ SV_EXPORT ibv_srq* ibv_create_srq(ibv_pd* pd, ibv_srq_init_attr* ia) {
   s->max_sge = ia->attr.max_sge;
   s->limit = ia->attr.srq_limit;
   s->ctx = ctx_of(pd->context);
+  pd_of(pd)->users++;
   return &s->srq;
 }
 
@@ -302,7 +312,9 @@ SV_EXPORT int ibv_query_srq(ibv_srq* srq, ibv_srq_attr* a) {
 
 SV_EXPORT int ibv_destroy_srq(ibv_srq* srq) {
   if (!srq) return EINVAL;
+  if (srq_of(srq)->users.load() > 0) return EBUSY;
   if (Engine* e = Engine::get()) std::lock_guard<std::mutex> g(e->dispatch_mu);
+  pd_of(srq->pd)->users--;
   pthread_mutex_destroy(&srq->mutex);
   pthread_cond_destroy(&srq->cond);
   delete srq_of(srq);
@@ -321,11 +333,13 @@ SV_EXPORT ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
   ah->ah.pd = pd;
   ah->attr = *attr;
   ah->remote_ip = ip_of_gid(attr->grh.dgid);
+  pd_of(pd)->users++;
   return &ah->ah;
 }
 
 SV_EXPORT int ibv_destroy_ah(ibv_ah* ah) {
   if (!ah) return EINVAL;
+  pd_of(ah->pd)->users--;
   delete ah_of(ah);
   return 0;
 }

@@ -14,6 +14,8 @@ namespace {
 
 bool psn_lt(uint32_t a, uint32_t b) { return a != b && ((b - a) & 0xffffff) < 0x800000; }
 
+bool psn_ge(uint32_t a, uint32_t b) { return !psn_lt(a, b); }
+
 void reply(Link* link, Qp* qp, const PktHdr* req, PktType type, Nak nak = Nak::kNone, uint32_t payload = 0,
            PktPtr* out = nullptr) {
   PktPtr p = make_pkt(type, payload);
@@ -24,7 +26,12 @@ void reply(Link* link, Qp* qp, const PktHdr* req, PktType type, Nak nak = Nak::k
   h->nak = nak;
   h->min_rnr_timer = qp->attr.min_rnr_timer;
   if (out) *out = p;
-  else Engine::get()->send(link, p);
+  else if (!(qp->acks_lost && psn_ge(req->psn, qp->acks_lost_from))) Engine::get()->send(link, p);
+}
+
+// Responses built by the caller go out here, unless the ack-loss fault ate them.
+void send_response(Link* link, Qp* qp, const PktHdr* req, const PktPtr& p) {
+  if (!(qp->acks_lost && psn_ge(req->psn, qp->acks_lost_from))) Engine::get()->send(link, p);
 }
 
 bool take_recv(Qp* qp, RecvWr* out) {
@@ -149,20 +156,28 @@ void on_request(Link* link, const PktPtr& pkt) {
       PktPtr p;
       reply(link, qp, h, PktType::kReadResp, Nak::kNone, h->len_req, &p);
       if (h->len_req) memcpy(p->data() + sizeof(PktHdr), src, h->len_req);
-      Engine::get()->send(link, p);
+      send_response(link, qp, h, p);
     } else if (h->type == PktType::kAtomic) {
       if (h->psn != qp->last_atomic_psn) return;
       PktPtr p;
       reply(link, qp, h, PktType::kAtomicResp, Nak::kNone, 0, &p);
       hdr_of(p)->compare_add = qp->last_atomic_result;
-      Engine::get()->send(link, p);
+      send_response(link, qp, h, p);
     } else {
       reply(link, qp, h, PktType::kAck);
     }
     return;
   }
 
-  auto advance = [qp] { qp->expected_psn = (qp->expected_psn + 1) & 0xffffff; };
+  // Executing a new request: advance, and let the ack-loss fault of the port
+  // it came in on decide whether its acknowledgements ever leave.
+  auto advance = [qp, link, h] {
+    qp->expected_psn = (qp->expected_psn + 1) & 0xffffff;
+    if (!qp->acks_lost && take_ack_loss(link->port)) {
+      qp->acks_lost = true;
+      qp->acks_lost_from = h->psn;
+    }
+  };
   switch (h->type) {
     case PktType::kSend: {
       RecvWr r;
@@ -221,7 +236,7 @@ void on_request(Link* link, const PktPtr& pkt) {
       reply(link, qp, h, PktType::kReadResp, Nak::kNone, h->len_req, &p);
       if (h->len_req) memcpy(p->data() + sizeof(PktHdr), src, h->len_req);
       advance();
-      Engine::get()->send(link, p);
+      send_response(link, qp, h, p);
       return;
     }
     case PktType::kAtomic: {
@@ -250,7 +265,7 @@ void on_request(Link* link, const PktPtr& pkt) {
       reply(link, qp, h, PktType::kAtomicResp, Nak::kNone, 0, &p);
       hdr_of(p)->compare_add = orig;
       advance();
-      Engine::get()->send(link, p);
+      send_response(link, qp, h, p);
       return;
     }
     default: return;

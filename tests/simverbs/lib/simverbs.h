@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
@@ -26,7 +27,26 @@ namespace sv {
 
 uint64_t now_ns();
 
-using Bytes = std::vector<uint8_t>;
+// Large packet buffers are recycled (buffer_pool.cpp): freshly allocated
+// memory costs a page fault per page, more than the copy into it.
+uint8_t* pool_get(size_t n);
+void pool_put(uint8_t* p, size_t n);
+
+// A packet buffer. Not zero-filled: every byte is written before it is sent.
+class Bytes {
+ public:
+  explicit Bytes(size_t n) : p_(pool_get(n)), n_(n) {}
+  Bytes(const Bytes& o) : Bytes(o.n_) { memcpy(p_, o.p_, n_); }
+  Bytes& operator=(const Bytes&) = delete;
+  ~Bytes() { pool_put(p_, n_); }
+  uint8_t* data() { return p_; }
+  const uint8_t* data() const { return p_; }
+  size_t size() const { return n_; }
+
+ private:
+  uint8_t* p_;
+  size_t n_;
+};
 using PktPtr = std::shared_ptr<Bytes>;
 
 inline PktHdr* hdr_of(const PktPtr& p) { return reinterpret_cast<PktHdr*>(p->data()); }
@@ -84,7 +104,7 @@ struct Link {
   bool want_out = false;
 
   // rx side, progress thread only
-  Bytes rxbuf;
+  std::vector<uint8_t> rxbuf;
   size_t rx_have = 0;
   PktPtr rx_cur;          // packet whose payload is still arriving
   size_t rx_cur_off = 0;
@@ -99,8 +119,17 @@ struct Mr {
 
 struct Srq;
 
+// Objects other objects point at count their users: destroying one still in
+// use fails with EBUSY, as in rdma-core, instead of leaving dangling pointers.
+struct Pd {
+  ibv_pd pd{};
+  std::atomic<int> users{0};
+};
+inline Pd* pd_of(ibv_pd* p) { return reinterpret_cast<Pd*>(p); }
+
 struct Cq {
   ibv_cq_ex cq{};
+  std::atomic<int> users{0};
   std::mutex mu;
   std::deque<ibv_wc> q;
   bool armed = false;
@@ -121,6 +150,7 @@ struct RecvWr {
 
 struct Srq {
   ibv_srq srq{};
+  std::atomic<int> users{0};
   std::mutex mu;
   std::deque<RecvWr> rq;
   uint32_t max_wr = 0, max_sge = 0, limit = 0;
@@ -173,6 +203,9 @@ struct Qp {
   uint32_t expected_psn = 0;
   std::deque<RecvWr> rq;
   uint64_t last_atomic_result = 0;
+  bool acks_lost = false;           // ack-loss fault at the target: acks from
+  uint32_t acks_lost_from = 0;      // this psn on never leave
+
   uint32_t last_atomic_psn = UINT32_MAX;
 
   // extended send API (ibv_qp_ex wr_*): work requests being built
@@ -256,6 +289,7 @@ class Engine {
   void close_link(Link* l);
   void serve_control();
 
+  std::atomic<bool> faults_applied_{false};
   bool have_held_ = false;  // some link holds delayed packets (dispatch_mu)
   int epfd_ = -1, wake_fd_ = -1, timer_fd_ = -1, ctl_fd_ = -1;
   std::string ctl_path_;

@@ -29,6 +29,22 @@ else
   echo "system libibverbs not installed: skipping the regeneration diff"
 fi
 
+# real provider libraries (perftest links libmlx5 and libefa) resolve every
+# symbol they import from libibverbs against simverbs
+libdir=$(dirname "$lib")
+for prov in libmlx5.so.1 libefa.so.1 librdmacm.so.1; do
+  path=/usr/lib/x86_64-linux-gnu/$prov
+  [ -r "$path" ] || continue
+  out=$(LD_LIBRARY_PATH=$libdir ldd -r "$path" 2>&1)
+  if ! echo "$out" | grep -q "libibverbs.so.1 => $libdir"; then
+    echo "FAIL: $prov does not load simverbs from $libdir"; echo "$out"; fail=1
+  elif echo "$out" | grep -q "undefined symbol"; then
+    echo "FAIL: $prov has unresolved symbols with simverbs:"; echo "$out" | grep "undefined symbol"; fail=1
+  else
+    echo "$prov loads against simverbs"
+  fi
+done
+
 soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libibverbs.so.1 ] || { echo "FAIL: SONAME is '$soname'"; fail=1; }
 if readelf -d "$lib" | grep -q 'NEEDED.*libibverbs'; then
