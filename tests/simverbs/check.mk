@@ -26,3 +26,5 @@ dist_check_SCRIPTS += $(SIMVERBS_CHECKS)
 dist_check_DATA += tests/simverbs/check/lib.sh tests/simverbs/check/fake_ctl_server.py \
 	tests/simverbs/check/FIGURES.md
 endif
+# Not a test: prints the README's simverbs figures (see FIGURES.md).
+EXTRA_DIST += tests/simverbs/check/measure_figures.sh
