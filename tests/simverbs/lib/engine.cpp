@@ -4,6 +4,7 @@
 // acknowledgements and fires timeouts, so the application never has to call
 // verbs for the target side of RDMA to make progress.
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -68,7 +69,8 @@ bool fill_sun(sockaddr_un* sa, const std::string& path) {
 bool path_alive(const std::string& path) {
   sockaddr_un sa;
   if (!fill_sun(&sa, path)) return false;
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // non-blocking: a listener whose backlog is full is alive, not a reason to wait
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return true;
   bool alive = connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0 || errno != ECONNREFUSED;
   close(fd);
@@ -97,6 +99,23 @@ int listen_at(const std::string& path) {
 
 void make_dir(const std::string& d) {
   if (mkdir(d.c_str(), 01777) == 0) chmod(d.c_str(), 01777);
+}
+
+// Remove sockets left by processes that died without cleaning up (killed,
+// or ended with _exit). Bounded: a start-up must stay fast.
+void remove_stale_sockets(const std::string& d) {
+  DIR* dir = opendir(d.c_str());
+  if (!dir) return;
+  int n = 0;
+  while (dirent* e = readdir(dir)) {
+    if (++n > 1024) break;
+    std::string name = e->d_name;
+    if (name.size() < 5 || (name.compare(name.size() - 5, 5, ".sock") != 0 && name.compare(name.size() - 4, 4, ".ctl") != 0))
+      continue;
+    std::string path = d + "/" + name;
+    if (!path_alive(path)) unlink(path.c_str());
+  }
+  closedir(dir);
 }
 
 enum class Src { kListen, kLink, kWake, kTimer, kCtl };
@@ -176,8 +195,11 @@ Engine* Engine::get() {
 bool Engine::init() {
   settings = read_settings();
   make_dir(settings.dir);
+  make_dir(settings.dir + "/addr");
   rundir = settings.dir + "/" + settings.fabric;
   make_dir(rundir);
+  remove_stale_sockets(settings.dir + "/addr");
+  remove_stale_sockets(rundir);
 
   uint32_t pid = uint32_t(getpid());
   for (size_t i = 0; i < settings.devices.size(); i++) {
@@ -189,9 +211,19 @@ bool Engine::init() {
     for (int attempt = 0; attempt < 512 && port->listen_fd < 0; attempt++, v = (v + 0x10000 * 7 + 1) & 0xffffff) {
       if ((v & 0xff) == 0 || (v & 0xff) == 255 || (v >> 8) == 0) continue;
       uint32_t ip = 0x7f000000u | v;
+      // The address is claimed machine-wide (all fabrics) by a socket in
+      // addr/, so GIDs stay unique even between isolated test runs.
+      std::string claim = settings.dir + "/addr/" + dotted(ip) + ".sock";
+      int cfd = listen_at(claim);
+      if (cfd < 0) continue;
       std::string path = rundir + "/port-" + dotted(ip) + ".sock";
       int fd = listen_at(path);
-      if (fd < 0) continue;
+      if (fd < 0) {
+        close(cfd);
+        unlink(claim.c_str());
+        continue;
+      }
+      g_cleanup.push_back(claim);
       port->ip = ip;
       port->sock_path = path;
       port->listen_fd = fd;
@@ -337,14 +369,14 @@ void Engine::send(Link* l, const PktPtr& pkt) {
     std::string path = rundir + "/port-" + dotted(l->remote_ip) + ".sock";
     sockaddr_un sa;
     if (!fill_sun(&sa, path)) return;
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    // non-blocking: a stopped peer with a full backlog must not stall us
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return;
+    tune_socket(fd);
     if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
       close(fd);
       return;  // nobody there: the packet is lost, the requester will time out
     }
-    tune_socket(fd);
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     l->fd = fd;
     l->want_out = false;
     add_link_fd(l);

@@ -104,10 +104,12 @@ bool inject_failure(Port* port, ibv_wc_status* status) {
   return false;
 }
 
-bool take_ack_loss(Port* port) {
+bool take_ack_loss(Port* port, bool as_target) {
   std::lock_guard<std::mutex> g(port->mu);
   Faults& f = port->faults;
-  return f.ack_every && ++f.ack_count % f.ack_every == 0;
+  if (!f.ack_every) return false;
+  uint64_t& n = as_target ? f.ack_executed : f.ack_sent;
+  return ++n % f.ack_every == 0;
 }
 
 std::string run_command(const std::string& line) {
@@ -202,7 +204,7 @@ std::string run_command(const std::string& line) {
     if (!parse_long(t[3], &n) || n < 1) return "error: every needs a count >= 1, got '" + t[3] + "'\n";
     std::lock_guard<std::mutex> g(p->mu);
     p->faults.ack_every = unsigned(n);
-    p->faults.ack_count = 0;
+    p->faults.ack_sent = p->faults.ack_executed = 0;
     return dev + " loses the acknowledgements of every " + t[3] + "th request\nok\n";
   }
   if (cmd == "fatal" && t.size() == 2) {

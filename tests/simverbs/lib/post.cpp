@@ -177,7 +177,7 @@ int post_send(ibv_qp* b, ibv_send_wr* wr, ibv_send_wr** bad) {
       if (wr->send_flags & IBV_SEND_SOLICITED) hdr_of(p)->flags |= kFlagSolicited;
       e.pkt = std::move(p);
       if (reads_back) e.local.assign(wr->sg_list, wr->sg_list + wr->num_sge);
-      e.ack_lost = take_ack_loss(qp->port);
+      e.ack_lost = take_ack_loss(qp->port, false);
     }
     qp->sq.push_back(std::move(e));
     SendEntry& q = qp->sq.back();

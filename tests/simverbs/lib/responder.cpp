@@ -173,7 +173,7 @@ void on_request(Link* link, const PktPtr& pkt) {
   // it came in on decide whether its acknowledgements ever leave.
   auto advance = [qp, link, h] {
     qp->expected_psn = (qp->expected_psn + 1) & 0xffffff;
-    if (!qp->acks_lost && take_ack_loss(link->port)) {
+    if (!qp->acks_lost && take_ack_loss(link->port, true)) {
       qp->acks_lost = true;
       qp->acks_lost_from = h->psn;
     }

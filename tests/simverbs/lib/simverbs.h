@@ -61,8 +61,9 @@ struct Faults {
   int fail_status = -1;      // ibv_wc_status to inject, -1 = off
   long fail_after = -1;      // inject once after this many more send completions
   double fail_prob = 0;      // or inject with this probability
-  unsigned ack_every = 0;    // every Nth work request loses all its acks
-  uint64_t ack_count = 0;
+  unsigned ack_every = 0;    // every Nth request loses all its acks,
+  uint64_t ack_sent = 0;     // counted apart for requests the port sends
+  uint64_t ack_executed = 0; // and requests it executes as the target
 };
 
 // One simulated HCA (one port each). Lives as long as the process.
@@ -332,7 +333,7 @@ void port_event(Port* port, ibv_event_type type);
 std::string run_command(const std::string& line);   // control protocol, reply lines
 void apply_env_faults(const std::string& spec);
 bool inject_failure(Port* port, ibv_wc_status* status);   // fail fault for one completion
-bool take_ack_loss(Port* port);
+bool take_ack_loss(Port* port, bool as_target);
 const char* status_name(int st);
 // memory.cpp
 // Validate a local SGE against the MR table: true if the lkey covers it.
