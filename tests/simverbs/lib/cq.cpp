@@ -12,12 +12,12 @@
 
 namespace sv {
 
-void Cq::push(const ibv_wc& wc) {
+void Cq::push(const ibv_wc& wc, bool solicited) {
   bool notify = false;
   {
     std::lock_guard<std::mutex> g(mu);
     q.push_back(wc);
-    if (armed && cq.channel) {
+    if (armed && cq.channel && (!solicited_only || solicited || wc.status != IBV_WC_SUCCESS)) {
       armed = false;
       notify = true;
     }
@@ -51,14 +51,11 @@ int poll_cq(ibv_cq* c, int n, ibv_wc* wc) {
   return 0;
 }
 
-int req_notify_cq(ibv_cq* c, int) {
+int req_notify_cq(ibv_cq* c, int solicited_only) {
   Cq* cq = cq_of(c);
-  bool notify = false;
-  {
-    std::lock_guard<std::mutex> g(cq->mu);
-    cq->armed = true;
-  }
-  (void)notify;
+  std::lock_guard<std::mutex> g(cq->mu);
+  cq->armed = true;
+  cq->solicited_only = solicited_only != 0;
   return 0;
 }
 

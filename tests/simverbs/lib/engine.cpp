@@ -345,7 +345,7 @@ Link* Engine::out_link(Port* port, uint32_t remote_ip) {
   return raw;
 }
 
-void Engine::send(Link* l, const PktPtr& pkt) {
+uint64_t Engine::send(Link* l, const PktPtr& pkt) {
   PktHdr* h = hdr_of(pkt);
   Port* port = l->port;
   h->src_ip = port->ip;
@@ -358,24 +358,24 @@ void Engine::send(Link* l, const PktPtr& pkt) {
     at = port->next_free_ns;
   }
   h->deliver_at_ns = at + uint64_t(settings.delay_us * 1000.0);
-  if (port->lose_packet()) return;  // cable pulled or lost on the wire
+  if (port->lose_packet()) return at;  // cable pulled or lost on the wire
   port->tx_pkts++;
   port->tx_bytes += h->len;
 
   std::lock_guard<std::mutex> g(l->mu);
   if (l->fd < 0) {
-    if (!l->outgoing || now - l->last_connect_ns < 20 * 1000000ull) return;  // lost
+    if (!l->outgoing || now - l->last_connect_ns < 20 * 1000000ull) return at;  // lost
     l->last_connect_ns = now;
     std::string path = rundir + "/port-" + dotted(l->remote_ip) + ".sock";
     sockaddr_un sa;
-    if (!fill_sun(&sa, path)) return;
+    if (!fill_sun(&sa, path)) return at;
     // non-blocking: a stopped peer with a full backlog must not stall us
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return;
+    if (fd < 0) return at;
     tune_socket(fd);
     if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
       close(fd);
-      return;  // nobody there: the packet is lost, the requester will time out
+      return at;  // nobody there: the packet is lost, the requester will time out
     }
     l->fd = fd;
     l->want_out = false;
@@ -392,7 +392,7 @@ void Engine::send(Link* l, const PktPtr& pkt) {
     }
     if (off == p->size()) {
       l->outq.pop_front();
-      return;
+      return at;
     }
   }
   if (!l->want_out) {
@@ -402,6 +402,7 @@ void Engine::send(Link* l, const PktPtr& pkt) {
     ev.data.ptr = l->tag;
     epoll_ctl(epfd_, EPOLL_CTL_MOD, l->fd, &ev);
   }
+  return at;
 }
 
 void Engine::flush_link(Link* l, bool) {

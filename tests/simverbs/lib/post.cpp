@@ -61,6 +61,7 @@ int post_one_ud(Qp* qp, ibv_send_wr* wr, uint32_t total) {
       h->flags |= kFlagImm;
       h->imm = wr->imm_data;
     }
+    if (wr->send_flags & IBV_SEND_SOLICITED) h->flags |= kFlagSolicited;
     gather(wr, p->data() + sizeof(PktHdr));
     Engine* e = Engine::get();
     e->send(e->out_link(qp->port, ah->remote_ip), p);
@@ -78,8 +79,10 @@ void transmit_locked(Qp* qp, SendEntry& e) {
   h->dst_qpn = qp->attr.dest_qp_num;
   h->psn = e.psn;
   e.transmitted = true;
-  if (qp->deadline_ns == 0) qp->deadline_ns = now_ns() + ack_timeout_ns(qp->attr.timeout);
-  if (qp->link) Engine::get()->send(qp->link, e.pkt);
+  // the ACK timer runs from when the request leaves the port, as on an HCA
+  // (a bandwidth cap can queue it behind earlier ones)
+  e.depart_ns = qp->link ? Engine::get()->send(qp->link, e.pkt) : now_ns();
+  if (qp->deadline_ns == 0) qp->deadline_ns = e.depart_ns + ack_timeout_ns(qp->attr.timeout);
 }
 
 int post_send(ibv_qp* b, ibv_send_wr* wr, ibv_send_wr** bad) {

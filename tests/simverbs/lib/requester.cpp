@@ -37,11 +37,14 @@ SendEntry* entry_for(Qp* qp, uint32_t psn) {
   return nullptr;
 }
 
+// The timer covers the oldest unacknowledged request, from when it left.
 void restart_timer(Qp* qp, uint64_t now) {
-  bool pending = false;
   for (auto& e : qp->sq)
-    if (e.state == SendEntry::kSent && e.transmitted) pending = true;
-  qp->deadline_ns = pending ? now + ack_timeout_ns(qp->attr.timeout) : 0;
+    if (e.state == SendEntry::kSent && e.transmitted) {
+      qp->deadline_ns = std::max(now, e.depart_ns) + ack_timeout_ns(qp->attr.timeout);
+      return;
+    }
+  qp->deadline_ns = 0;
 }
 
 // Cumulative acknowledgement: everything up to psn has been executed.
@@ -67,7 +70,8 @@ void retransmit_from(Qp* qp, uint32_t psn, uint64_t now) {
     e.pkt = std::make_shared<Bytes>(*e.pkt);  // the old copy may still sit in a queue
     transmit_locked(qp, e);
   }
-  qp->deadline_ns = now + ack_timeout_ns(qp->attr.timeout);
+  qp->deadline_ns = 0;
+  restart_timer(qp, now);
 }
 
 }  // namespace

@@ -125,7 +125,7 @@ void on_ud(const PktPtr& pkt) {
   ibv_wc_status st = scatter(qp, r, parts, lens, 2);
   ibv_wc wc = recv_wc(qp, r, st, IBV_WC_RECV, uint32_t(sizeof grh + h->len), h);
   wc.wc_flags |= IBV_WC_GRH;
-  cq_of(b->recv_cq)->push(wc);
+  cq_of(b->recv_cq)->push(wc, h->flags & kFlagSolicited);
 }
 
 }  // namespace
@@ -188,7 +188,7 @@ void on_request(Link* link, const PktPtr& pkt) {
       const uint8_t* parts[1] = {data};
       size_t lens[1] = {h->len};
       ibv_wc_status st = scatter(qp, r, parts, lens, 1);
-      cq_of(b->recv_cq)->push(recv_wc(qp, r, st, IBV_WC_RECV, h->len, h));
+      cq_of(b->recv_cq)->push(recv_wc(qp, r, st, IBV_WC_RECV, h->len, h), h->flags & kFlagSolicited);
       if (st != IBV_WC_SUCCESS) {
         if (!uc) reply(link, qp, h, PktType::kNak, st == IBV_WC_LOC_LEN_ERR ? Nak::kRemInvReq : Nak::kRemOp);
         qp_to_error_locked(qp);
@@ -216,7 +216,9 @@ void on_request(Link* link, const PktPtr& pkt) {
         return;
       }
       if (h->len) memcpy(dst, data, h->len);
-      if (imm) cq_of(b->recv_cq)->push(recv_wc(qp, r, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, h->len, h));
+      if (imm)
+        cq_of(b->recv_cq)->push(recv_wc(qp, r, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, h->len, h),
+                                h->flags & kFlagSolicited);
       advance();
       if (!uc) reply(link, qp, h, PktType::kAck);
       return;

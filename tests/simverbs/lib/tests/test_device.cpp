@@ -332,8 +332,13 @@ static double timed_writes(Pair& pr, uint32_t chunk, int count) {
 
 Test(simverbs_device, port_rate_caps_bandwidth) {
   setenv("SIMVERBS_PORT_RATE", "2", 1);  // 2 Gbit/s = 250 MB/s
+  // A short ACK timeout: requests queued behind others at the capped port
+  // must not time out before they have even left it.
+  QpParams p;
+  p.timeout = 10;  // 4.2 ms, far below the 33.6 ms the queue takes
+  p.retry_cnt = 1;
   Pair pr;
-  cr_assert(pr.open());
+  cr_assert(pr.open(p));
   ibv_port_attr pa;
   cr_assert_eq(ibv_query_port(pr.a.ctx, 1, &pa), 0);
   cr_expect_eq(pa.active_width, 1, "1X link when capped");

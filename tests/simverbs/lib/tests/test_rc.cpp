@@ -438,3 +438,18 @@ Test(simverbs_rc, lost_acknowledgement_set_on_the_target_port) {
   ibv_wc none;
   cr_expect_eq(ibv_poll_cq(pr.b.cq, 1, &none), 0, "the retransmission was delivered again");
 }
+
+Test(simverbs_rc, solicited_only_notification) {
+  Pair pr;
+  cr_assert(pr.open());
+  for (int i = 0; i < 2; i++) cr_assert_eq(post_recv(pr.b.qp, &pr.b.buf[i * 64], 64, pr.b.mr->lkey, uint64_t(i)), 0);
+  cr_assert_eq(ibv_req_notify_cq(pr.b.cq, 1), 0);
+  pollfd pfd{pr.b.ch->fd, POLLIN, 0};
+  cr_assert_eq(post_rdma(pr.a.qp, IBV_WR_SEND, &pr.a.buf[0], 8, pr.a.mr->lkey, 0, 0, 1), 0);
+  cr_assert_eq(wait_wc(pr.b.cq).status, IBV_WC_SUCCESS);
+  cr_expect_eq(poll(&pfd, 1, 0), 0, "an unsolicited message woke a solicited-only CQ");
+  cr_assert_eq(post_rdma(pr.a.qp, IBV_WR_SEND, &pr.a.buf[0], 8, pr.a.mr->lkey, 0, 0, 2,
+                         IBV_SEND_SIGNALED | IBV_SEND_SOLICITED),
+               0);
+  cr_expect_eq(poll(&pfd, 1, 5000), 1, "a solicited message did not wake the CQ");
+}
