@@ -5,7 +5,9 @@
 namespace tent {
 namespace {
 
-// Pairs whose first value must not exceed the second.
+// Pairs whose first value must not exceed the second: a base and its cap, or
+// the two ends of a clamp. Both knobs of a pair share a unit, so the values
+// compare directly (as doubles: exact for every range in the table).
 struct Ordered {
     Knob lower;
     Knob upper;
@@ -13,6 +15,8 @@ struct Ordered {
 
 constexpr Ordered kOrdered[] = {
     {Knob::RailCooldownSecs, Knob::RailMaxCooldownSecs},
+    {Knob::ProbeBaseMs, Knob::ProbeMaxMs},
+    {Knob::EwmaMinBw, Knob::EwmaMaxBw},
 };
 
 std::string describe(const Config& config, Knob k) {

@@ -9,4 +9,3 @@ libtentcore_la_SOURCES += src/health/rail_state.h \
 	src/health/rail_events.h src/health/rail_events.cpp \
 	src/health/rail_monitor_params.h src/health/rail_monitor_params.cpp \
 	src/health/rail_monitor.h src/health/rail_monitor.cpp
-EXTRA_DIST += src/health/tent.conf.5.fragment

@@ -7,7 +7,6 @@ libtentcore_la_SOURCES += \
 	src/policy/device_selector.h src/policy/device_selector.cpp \
 	src/policy/qos_queue.h src/policy/qos_queue.cpp \
 	src/policy/failover_budget.h src/policy/failover_budget.cpp
-EXTRA_DIST += src/policy/tent.conf.5.fragment
 
 # src/policy: build rules for this folder (filled in as the layer grows).
 

@@ -122,6 +122,29 @@ Test(environment, cross_knob_check_names_both_sources) {
     cr_expect(load_env(both).ok(), "equal values are allowed");
 }
 
+Test(environment, probe_and_bandwidth_pairs_are_ordered) {
+    test::FakeEnv probe{"TENT_PROBE_BASE_MS=60001"};
+    std::string msg = only_message(load_env(probe), Diagnostic::Severity::Error);
+    cr_expect_str_eq(msg.c_str(),
+                     "probe_base_ms = 60001 (env TENT_PROBE_BASE_MS) is larger than probe_max_ms = 60000 (default); "
+                     "probe_base_ms must not exceed probe_max_ms");
+    test::FakeEnv cap{"TENT_PROBE_MAX_MS=999"};
+    std::string cap_msg = only_message(load_env(cap), Diagnostic::Severity::Error);
+    cr_expect_str_eq(cap_msg.c_str(),
+                     "probe_base_ms = 1000 (default) is larger than probe_max_ms = 999 (env TENT_PROBE_MAX_MS); "
+                     "probe_base_ms must not exceed probe_max_ms");
+    test::FakeEnv bw{"TENT_EWMA_MAX_BW=1M"};
+    std::string bw_msg = only_message(load_env(bw), Diagnostic::Severity::Error);
+    cr_expect_str_eq(bw_msg.c_str(),
+                     "ewma_min_bw = 10485760 (default) is larger than ewma_max_bw = 1048576 (env TENT_EWMA_MAX_BW); "
+                     "ewma_min_bw must not exceed ewma_max_bw");
+    test::FakeEnv both{"TENT_PROBE_MAX_MS=999", "TENT_PROBE_BASE_MS=999", "TENT_EWMA_MAX_BW=1M",
+                       "TENT_EWMA_MIN_BW=1K"};
+    LoadResult r = load_env(both);
+    cr_expect(r.ok(), "%s", r.error_text().c_str());
+    cr_expect_eq(r.diagnostics.size(), 0u);
+}
+
 Test(environment, ignored_when_disabled) {
     test::FakeEnv env{"TENT_RAIL_COOLDOWN_SECS=abc"};
     LoadOptions opts;
