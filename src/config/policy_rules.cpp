@@ -19,7 +19,7 @@ constexpr KeySyntax kKeys[] = {
     {"segment_type", KeySyntax::Keyword, "memory|file|any"},
     {"priority", KeySyntax::Keyword, "high|medium|low|any"},
     {"devices", KeySyntax::NameList, ""},
-    {"transports", KeySyntax::KeywordList, "rdma|tcp|shm|any"},
+    {"transports", KeySyntax::KeywordList, "rdma|tcp|shm"},
     {"min_size", KeySyntax::Size, ""},
     {"max_size", KeySyntax::Size, ""},
     {"local_memory", KeySyntax::Keyword, "host|cuda|any"},
@@ -56,7 +56,7 @@ bool is_choice(std::string_view choices, const std::string& word) {
 
 bool is_device_name(const std::string& s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == ':';
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
     });
 }
 

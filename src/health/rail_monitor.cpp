@@ -257,7 +257,7 @@ void RailMonitor::judge_slow_rails(TimePoint now) {
         std::string n = r.ep.name();
         if (r.degraded) {
             ++r.counters.degradations;
-            TENT_WARN("rail degraded", "rail %s is slow (median completion %.1f us): used only when others are full",
+            TENT_WARN("rail degraded", "rail %s is slow (median completion %.1f us): used only when no healthy rail is usable",
                       n.c_str(), usecs(*medians[id]));
             notify({.kind = RailEvent::Kind::Degraded, .rail = id, .at = now});
         } else {

@@ -31,7 +31,8 @@ public:
 
     void failover(std::string_view from, std::string_view to) { failover_series(from, to).inc(); }
     void rail_paused(std::string_view rail) { pauses_->with({rail}).inc(); }
-    // reason: "probe", "completion", "cooldown", "port_up", ...
+    // reason: recovery_reason_name() of the health layer: "traffic", "probe",
+    // "cooldown_expired", "port_active"
     void rail_recovered(std::string_view rail, std::string_view reason) {
         recoveries_->with({rail, reason}).inc();
     }

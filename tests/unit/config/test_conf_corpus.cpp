@@ -131,7 +131,7 @@ Test(conf_corpus, full_file_sets_values_and_sources) {
     cr_assert_eq(rules.size(), 2u);
     cr_expect(rules[0].name == "large-rdma" && rules[1].name == "small.tcp", "rules keep file order");
     cr_expect_eq(rules[0].keys.size(), 9u);
-    cr_expect(rules[0].keys.at("devices") == "mlx5_0,mlx5_1:1");
+    cr_expect(rules[0].keys.at("devices") == "mlx5_0,mlx5_1");
     cr_expect(rules[0].keys.at("transports") == "rdma,tcp");
     cr_expect(rules[0].keys.at("min_size") == "64K");
     cr_expect(rules[0].key_sources.at("same_machine").line == 39);
