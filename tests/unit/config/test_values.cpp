@@ -99,8 +99,11 @@ Test(policy_syntax, values_are_normalised) {
     cr_expect(p.is_ok() && *p == "high");
     auto s = check_policy_value("same_machine", "any");
     cr_expect(s.is_ok() && *s == "any");
-    auto d = check_policy_value("devices", "mlx5_0,mlx5_1:1");
-    cr_expect(d.is_ok() && *d == "mlx5_0,mlx5_1:1");
+    auto d = check_policy_value("devices", "mlx5_0, mlx5_1");
+    cr_expect(d.is_ok() && *d == "mlx5_0,mlx5_1");
+    // Masks select whole devices: a port suffix is refused, not silently unmatched.
+    cr_expect_not(check_policy_value("devices", "mlx5_1:1").is_ok());
+    cr_expect_not(check_policy_value("transports", "any").is_ok());
     cr_expect_not(check_policy_value("nope", "x").is_ok());
     cr_expect_eq(policy_rule_keys().size(), 9u);
     cr_expect(is_valid_policy_name("large-rdma.v2"));
