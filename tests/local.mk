@@ -195,3 +195,18 @@ tests_unit_wire_test_version_negotiation_SOURCES = tests/unit/wire/test_version_
 tests_unit_wire_test_version_negotiation_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_wire_test_version_negotiation_LDADD = $(TEST_LIBS)
 endif
+
+# tcp helper
+if ENABLE_TESTS
+tcp_tests = \
+	tests/unit/tcp/test_silence_detector \
+	tests/unit/tcp/test_tcp_rail_data
+check_PROGRAMS += $(tcp_tests)
+TESTS += $(tcp_tests)
+tests_unit_tcp_test_silence_detector_SOURCES = tests/unit/tcp/test_silence_detector.cpp
+tests_unit_tcp_test_silence_detector_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_silence_detector_LDADD = $(TEST_LIBS)
+tests_unit_tcp_test_tcp_rail_data_SOURCES = tests/unit/tcp/test_tcp_rail_data.cpp tests/unit/tcp/tcp_pair.h
+tests_unit_tcp_test_tcp_rail_data_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_tcp_rail_data_LDADD = $(TEST_LIBS)
+endif
