@@ -201,7 +201,8 @@ if ENABLE_TESTS
 tcp_tests = \
 	tests/unit/tcp/test_silence_detector \
 	tests/unit/tcp/test_tcp_rail_data \
-	tests/unit/tcp/test_tcp_rail_access
+	tests/unit/tcp/test_tcp_rail_access \
+	tests/unit/tcp/test_tcp_rail_faults
 check_PROGRAMS += $(tcp_tests)
 TESTS += $(tcp_tests)
 tests_unit_tcp_test_silence_detector_SOURCES = tests/unit/tcp/test_silence_detector.cpp
@@ -213,4 +214,7 @@ tests_unit_tcp_test_tcp_rail_data_LDADD = $(TEST_LIBS)
 tests_unit_tcp_test_tcp_rail_access_SOURCES = tests/unit/tcp/test_tcp_rail_access.cpp tests/unit/tcp/tcp_pair.h
 tests_unit_tcp_test_tcp_rail_access_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_tcp_test_tcp_rail_access_LDADD = $(TEST_LIBS)
+tests_unit_tcp_test_tcp_rail_faults_SOURCES = tests/unit/tcp/test_tcp_rail_faults.cpp tests/unit/tcp/tcp_pair.h
+tests_unit_tcp_test_tcp_rail_faults_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_tcp_rail_faults_LDADD = $(TEST_LIBS)
 endif
