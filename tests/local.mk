@@ -202,7 +202,9 @@ tcp_tests = \
 	tests/unit/tcp/test_silence_detector \
 	tests/unit/tcp/test_tcp_rail_data \
 	tests/unit/tcp/test_tcp_rail_access \
-	tests/unit/tcp/test_tcp_rail_faults
+	tests/unit/tcp/test_tcp_rail_faults \
+	tests/unit/tcp/test_tcp_connect \
+	tests/unit/tcp/test_tcp_poller
 check_PROGRAMS += $(tcp_tests)
 TESTS += $(tcp_tests)
 tests_unit_tcp_test_silence_detector_SOURCES = tests/unit/tcp/test_silence_detector.cpp
@@ -217,4 +219,10 @@ tests_unit_tcp_test_tcp_rail_access_LDADD = $(TEST_LIBS)
 tests_unit_tcp_test_tcp_rail_faults_SOURCES = tests/unit/tcp/test_tcp_rail_faults.cpp tests/unit/tcp/tcp_pair.h
 tests_unit_tcp_test_tcp_rail_faults_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_tcp_test_tcp_rail_faults_LDADD = $(TEST_LIBS)
+tests_unit_tcp_test_tcp_connect_SOURCES = tests/unit/tcp/test_tcp_connect.cpp tests/unit/tcp/tcp_pair.h
+tests_unit_tcp_test_tcp_connect_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_tcp_connect_LDADD = $(TEST_LIBS)
+tests_unit_tcp_test_tcp_poller_SOURCES = tests/unit/tcp/test_tcp_poller.cpp tests/unit/tcp/tcp_pair.h
+tests_unit_tcp_test_tcp_poller_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_tcp_poller_LDADD = $(TEST_LIBS)
 endif
