@@ -204,7 +204,8 @@ tcp_tests = \
 	tests/unit/tcp/test_tcp_rail_access \
 	tests/unit/tcp/test_tcp_rail_faults \
 	tests/unit/tcp/test_tcp_connect \
-	tests/unit/tcp/test_tcp_poller
+	tests/unit/tcp/test_tcp_poller \
+	tests/unit/tcp/test_data_frame_prefix
 check_PROGRAMS += $(tcp_tests)
 TESTS += $(tcp_tests)
 tests_unit_tcp_test_silence_detector_SOURCES = tests/unit/tcp/test_silence_detector.cpp
@@ -225,4 +226,7 @@ tests_unit_tcp_test_tcp_connect_LDADD = $(TEST_LIBS)
 tests_unit_tcp_test_tcp_poller_SOURCES = tests/unit/tcp/test_tcp_poller.cpp tests/unit/tcp/tcp_pair.h
 tests_unit_tcp_test_tcp_poller_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_tcp_test_tcp_poller_LDADD = $(TEST_LIBS)
+tests_unit_tcp_test_data_frame_prefix_SOURCES = tests/unit/tcp/test_data_frame_prefix.cpp tests/unit/tcp/tcp_pair.h
+tests_unit_tcp_test_data_frame_prefix_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_data_frame_prefix_LDADD = $(TEST_LIBS)
 endif

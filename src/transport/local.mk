@@ -14,5 +14,6 @@ libtentcore_la_SOURCES += \
 	src/transport/tcp/tcp_hello.h src/transport/tcp/tcp_hello.cpp \
 	src/transport/tcp/silence_detector.h src/transport/tcp/region_lookup.h \
 	src/transport/tcp/tcp_rail_params.h src/transport/tcp/tcp_rail_params.cpp \
+	src/transport/tcp/data_frame_prefix.h src/transport/tcp/data_frame_prefix.cpp \
 	src/transport/tcp/tcp_rail.h src/transport/tcp/tcp_rail.cpp \
 	src/transport/tcp/tcp_poller.h src/transport/tcp/tcp_poller.cpp

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "transport/tcp/data_frame_prefix.h"
 #include "wire/frame_codec.h"
 #include "wire/frame_scanner.h"
 #include "wire/memory_handle.h"
@@ -121,10 +122,7 @@ Status TcpRail::post(const RailOp& op) {
 
     switch (op.opcode) {
     case RailOpcode::Write:
-        frame.body = wire::Write{.rkey = op.rkey,
-                                 .remote_addr = op.remote_addr,
-                                 .immediate = std::nullopt,
-                                 .data = std::vector<std::uint8_t>(bytes, bytes + op.length)};
+        frame.body = wire::Write{.rkey = op.rkey, .remote_addr = op.remote_addr, .immediate = std::nullopt, .data = {}};
         break;
     case RailOpcode::Read:
         if (op.length == 0) {
@@ -137,13 +135,13 @@ Status TcpRail::post(const RailOp& op) {
                                        .length = static_cast<std::uint32_t>(op.length)};
         break;
     case RailOpcode::Send: {
+        // The header travels in front of the payload: u16 length, bytes.
         std::vector<std::uint8_t> data;
-        data.reserve(2 + op.send_header.size() + op.length);
+        data.reserve(2 + op.send_header.size());
         const auto header_length = static_cast<std::uint16_t>(op.send_header.size());
         data.push_back(static_cast<std::uint8_t>(header_length & 0xFF));
         data.push_back(static_cast<std::uint8_t>(header_length >> 8));
         data.insert(data.end(), op.send_header.begin(), op.send_header.end());
-        data.insert(data.end(), bytes, bytes + op.length);
         frame.body = wire::Send{.immediate = std::nullopt, .data = std::move(data)};
         break;
     }
@@ -157,7 +155,13 @@ Status TcpRail::post(const RailOp& op) {
         probes_.emplace(next_nonce_++, p);
     } else {
         frame.seq = next_seq_;
-        if (Status s = queue_frame(frame); !s) return s;
+        if (op.opcode == RailOpcode::Read) {
+            if (Status s = queue_frame(frame); !s) return s;
+        } else {
+            auto head = encode_data_frame_prefix(frame, op.length);
+            if (!head) return Status(Code::InvalidArgument, "tcp rail " + identity_.name + ": " + head.status().message());
+            queue_bytes(std::move(*head), std::span<const std::uint8_t>(bytes, op.length));
+        }
         pending_.emplace(next_seq_++, p);
     }
     // Start sending now; a socket error closes the rail and the op completes
@@ -170,9 +174,13 @@ Status TcpRail::queue_frame(const wire::Frame& frame) {
     std::vector<std::uint8_t> bytes;
     if (Status s = wire::encode_frame(frame, bytes); !s)
         return Status(Code::InvalidArgument, "tcp rail " + identity_.name + ": " + s.message());
-    tx_bytes_ += bytes.size();
-    tx_.push_back(std::move(bytes));
+    queue_bytes(std::move(bytes), {});
     return Status::ok();
+}
+
+void TcpRail::queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail) {
+    tx_bytes_ += head.size() + tail.size();
+    tx_.push_back(TxFrame{std::move(head), tail});
 }
 
 void TcpRail::progress(std::vector<RailCompletion>& done,
@@ -205,10 +213,18 @@ void TcpRail::flush() {
     for (int round = 0; round < kMaxSendsPerProgress && open_ && !tx_.empty(); ++round) {
         iovec iov[kMaxIov];
         std::size_t count = 0;
-        for (auto it = tx_.begin(); it != tx_.end() && count < kMaxIov; ++it, ++count) {
-            const std::size_t skip = count == 0 ? tx_front_sent_ : 0;
-            iov[count].iov_base = it->data() + skip;
-            iov[count].iov_len = it->size() - skip;
+        auto add = [&](const std::uint8_t* data, std::size_t size) {
+            if (size > 0) iov[count++] = iovec{const_cast<std::uint8_t*>(data), size};
+        };
+        std::size_t skip = tx_front_sent_;
+        for (auto it = tx_.begin(); it != tx_.end() && count + 2 <= kMaxIov; ++it, skip = 0) {
+            if (skip < it->head.size()) {
+                add(it->head.data() + skip, it->head.size() - skip);
+                add(it->tail.data(), it->tail.size());
+            } else {
+                const std::size_t into_tail = skip - it->head.size();
+                add(it->tail.data() + into_tail, it->tail.size() - into_tail);
+            }
         }
         msghdr msg{};
         msg.msg_iov = iov;

@@ -4,7 +4,8 @@
 //
 // Initiator: post() encodes one frame per op (Write, ReadRequest, Send,
 // Probe) into an outgoing queue flushed with sendmsg (partial writes keep
-// their place). Each op gets a rail-local sequence number and completes
+// their place); Write and Send data go from the op's buffer to the socket
+// without a copy. Each op gets a rail-local sequence number and completes
 // exactly once: Write and Send when the peer's Ack arrives, Read with its
 // ReadResponse, Probe with its ProbeReply (outcome ProbeAnswered); a Nack
 // completes it with RailOutcome::RemoteAccess and the peer's reason.
@@ -109,6 +110,7 @@ private:
     TcpRail(UniqueFd fd, TcpRailIdentity identity, TcpRailParams params, RegionLookup regions, const Clock& clock);
 
     Status queue_frame(const wire::Frame& frame);
+    void queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail);
     void flush();
     void receive(const std::function<void(const RailMessage&)>& on_message);
     void check_timers();
@@ -154,8 +156,16 @@ private:
     // Target state: the peer's ops must arrive in sequence.
     std::uint64_t expected_peer_seq_ = 1;
 
+    // An outgoing frame: encoded bytes, then (Write, Send) data sent
+    // straight from the op's local buffer, which the engine keeps valid
+    // until the op completes.
+    struct TxFrame {
+        std::vector<std::uint8_t> head;
+        std::span<const std::uint8_t> tail;
+        std::size_t size() const { return head.size() + tail.size(); }
+    };
     // Outgoing frames; the front one may be partly sent.
-    std::deque<std::vector<std::uint8_t>> tx_;
+    std::deque<TxFrame> tx_;
     std::size_t tx_front_sent_ = 0;
     std::size_t tx_bytes_ = 0;
 
