@@ -5,6 +5,8 @@
 // Pure: it is told when frames go out and come in and asked about a time.
 #pragma once
 
+#include <algorithm>
+
 #include "common/clock.h"
 
 namespace tent::tcp {
@@ -28,13 +30,11 @@ public:
     bool is_dead(TimePoint now) const { return now - last_received_ >= params_.interval * params_.dead_after; }
     // How long the peer has been silent (for the log line).
     Duration silent_for(TimePoint now) const { return now - last_received_; }
-    // When the earlier of the two events above becomes true, so a caller
-    // can bound its wait.
-    TimePoint next_deadline() const {
-        TimePoint hb = last_sent_ + params_.interval;
-        TimePoint dead = last_received_ + params_.interval * params_.dead_after;
-        return hb < dead ? hb : dead;
-    }
+    // When each of the two events above becomes true, and the earlier of
+    // them, so a caller can bound its wait.
+    TimePoint heartbeat_deadline() const { return last_sent_ + params_.interval; }
+    TimePoint dead_deadline() const { return last_received_ + params_.interval * params_.dead_after; }
+    TimePoint next_deadline() const { return std::min(heartbeat_deadline(), dead_deadline()); }
 
 private:
     SilenceParams params_;

@@ -91,8 +91,11 @@ public:
     // Completions are waiting to be collected by progress().
     bool has_completions() const { return !ready_.empty(); }
     // When progress() must run even without socket activity (heartbeat due,
-    // or the silence limit reached).
-    TimePoint next_timer() const { return silence_.next_deadline(); }
+    // or the silence limit reached). While bytes are queued no heartbeat is
+    // added, so only the silence limit counts (a full socket must not spin).
+    TimePoint next_timer() const {
+        return tx_.empty() ? silence_.next_deadline() : silence_.dead_deadline();
+    }
     std::size_t outstanding() const { return pending_.size() + probes_.size(); }
 
 private:

@@ -63,4 +63,6 @@ Test(silence_detector, next_deadline_is_the_earlier_event) {
     d.on_sent(clock.now());
     // Heartbeat now due at start+350ms, death at start+300ms.
     cr_expect(d.next_deadline() == start + 300ms);
+    cr_expect(d.heartbeat_deadline() == start + 350ms);
+    cr_expect(d.dead_deadline() == start + 300ms);
 }

@@ -112,3 +112,33 @@ Test(tcp_poller, hands_back_a_closed_rail_until_its_failures_are_collected) {
     cr_expect_gt(std::chrono::steady_clock::now() - start, 20ms);
     poller->remove(pair->a.get());
 }
+
+// A rail whose socket is full (the peer does not read) is not woken for a
+// heartbeat it cannot send: the poller sleeps until the silence limit.
+Test(tcp_poller, a_full_socket_does_not_spin_on_the_heartbeat_timer) {
+    ManualClock clock;
+    auto pair = make_pair(clock, 4096);
+    cr_assert(pair->ok());
+    auto poller = TcpPoller::create(clock);
+    cr_assert(poller.is_ok());
+    cr_assert(poller->add(pair->a.get()).is_ok());
+    std::vector<std::uint8_t> src(1 << 20, 1);
+    for (int i = 0; i < 16; ++i) cr_assert(pair->a->post(write_op(i, src.data(), src.size(), 0x1000, kKey)).is_ok());
+    std::vector<RailCompletion> done;
+    pair->a->progress(done, nullptr);
+    cr_assert(pair->a->wants_write(), "16 MiB should not fit the socket");
+    clock.advance(std::chrono::milliseconds(1500)); // heartbeat overdue, silence limit (5 s) not reached
+    const auto start = std::chrono::steady_clock::now();
+    auto ready = poller->wait(30ms);
+    cr_assert(ready.is_ok());
+    cr_expect(ready->empty(), "woken with nothing to do");
+    cr_expect_gt(std::chrono::steady_clock::now() - start, 20ms);
+    clock.advance(std::chrono::seconds(4));
+    ready = poller->wait(30ms);
+    cr_assert(ready.is_ok());
+    cr_assert_eq(ready->size(), 1u, "the silence limit must wake the rail");
+    (*ready)[0]->progress(done, nullptr);
+    cr_expect_not(pair->a->is_open());
+    cr_expect_eq(done.size(), 16u);
+    poller->remove(pair->a.get());
+}
