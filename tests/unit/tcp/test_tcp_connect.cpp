@@ -8,9 +8,11 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <thread>
+
+#include "config/config.h"
 #include "tcp_pair.h"
 #include "transport/tcp/tcp_rail_params.h"
-#include "config/config.h"
 #include "wire/frame_codec.h"
 
 using namespace tcp_test;
@@ -180,4 +182,57 @@ Test(tcp_connect, params_come_from_the_knob_table) {
     cr_expect_eq(p.buffers.send, 65536u);
     cr_expect_eq(p.buffers.receive, 1048576u);
     cr_expect_not(config.set(Knob::TcpSilenceIntervals, "1", Source{}).is_ok(), "one interval is no detector");
+}
+
+// The whole setup as the engine runs it: initiator and responder on two
+// threads, then a rail on each socket moving one write.
+Test(tcp_connect, full_setup_then_a_write_over_the_new_rails) {
+    auto l = TcpListener::listen(TcpAddress{"127.0.0.1", 0});
+    cr_assert(l.is_ok());
+    Result<TcpHelloAnswer> answer = Status(Code::Internal, "initiator did not run");
+    UniqueFd client_fd;
+    std::thread initiator([&] {
+        auto c = tcp_connect(TcpAddress{"127.0.0.1", 0}, l->address(), 2s);
+        if (!c) {
+            answer = c.status();
+            return;
+        }
+        TcpRailHello hello{.connection_id = 0xAB, .engine_id = 1, .rail = {.rail_id = 2, .kind = wire::RailKind::Tcp}};
+        answer = tcp_hello_initiate(c->get(), hello, 2s);
+        client_fd = std::move(*c);
+    });
+    std::optional<UniqueFd> server;
+    for (int i = 0; i < 400 && !server; ++i) {
+        auto got = l->accept();
+        cr_assert(got.is_ok());
+        if (*got) server = std::move(**got);
+        else ::poll(nullptr, 0, 5);
+    }
+    cr_assert(server.has_value());
+    auto hello = tcp_hello_receive(server->get(), 2s);
+    cr_assert(hello.is_ok(), "%s", hello.status().to_string().c_str());
+    cr_assert(tcp_hello_reply(server->get(), *hello, 2, wire::HelloResult::Accepted, 2s).is_ok());
+    initiator.join();
+    cr_assert(answer.is_ok(), "%s", answer.status().to_string().c_str());
+    cr_expect_eq(answer->peer_engine_id, 2u);
+    cr_expect_eq(answer->version, wire::kProtocolVersion);
+
+    Regions regions;
+    std::vector<std::uint8_t> target(1000, 0);
+    regions.add(5, target.data(), target.size(), wire::kAccessAll);
+    auto a = TcpRail::create(std::move(client_fd), {0xAB, 2, "a"}, test_params(), nullptr, SteadyClock::instance());
+    auto b = TcpRail::create(std::move(*server), {hello->connection_id, hello->rail.rail_id, "b"}, test_params(),
+                             regions.lookup(), SteadyClock::instance());
+    cr_assert(a.is_ok() && b.is_ok());
+    auto src = pattern(1000, 4);
+    cr_assert((*a)->post(write_op(1, src.data(), src.size(), addr(target.data()), 5)).is_ok());
+    std::vector<RailCompletion> done;
+    for (int i = 0; i < 2000 && done.empty(); ++i) {
+        (*a)->progress(done, nullptr);
+        (*b)->progress(done, nullptr);
+        ::poll(nullptr, 0, 1);
+    }
+    cr_assert_eq(done.size(), 1u);
+    cr_expect_eq(done[0].outcome, RailOutcome::Success);
+    cr_expect_eq(first_difference(target.data(), src.data(), src.size()), -1);
 }
