@@ -56,11 +56,12 @@ Test(tcp_poller, drives_several_rails_to_completion) {
 }
 
 Test(tcp_poller, wakes_for_a_heartbeat_on_an_idle_rail) {
-    // Rails with a 20 ms heartbeat, declared dead after 100 ms of silence.
+    // Rails with a 20 ms heartbeat, declared dead after 500 ms of silence.
     auto [fa, fb] = connected_sockets();
     cr_assert(fa.valid());
     TcpRailParams fast = test_params();
     fast.silence.interval = 20ms;
+    fast.silence.dead_after = 25;
     auto a = TcpRail::create(std::move(fa), {kConnection, kRailId, "fast a"}, fast, nullptr, SteadyClock::instance());
     auto b = TcpRail::create(std::move(fb), {kConnection, kRailId, "fast b"}, fast, nullptr, SteadyClock::instance());
     cr_assert(a.is_ok() && b.is_ok());
@@ -68,22 +69,22 @@ Test(tcp_poller, wakes_for_a_heartbeat_on_an_idle_rail) {
     cr_assert(poller.is_ok());
     cr_assert(poller->add(a->get()).is_ok());
     cr_assert(poller->add(b->get()).is_ok());
-    // Over 300 ms of idling both rails keep each other alive (dead after
-    // 100 ms of silence) only if the poller wakes them for heartbeats.
+    // Over 1 s of idling both rails keep each other alive (dead after
+    // 500 ms of silence) only if the poller wakes them for heartbeats.
     std::vector<RailCompletion> done;
     const auto start = std::chrono::steady_clock::now();
     int wakeups = 0;
-    for (int round = 0; round < 10000 && std::chrono::steady_clock::now() - start < 300ms; ++round) {
+    for (int round = 0; round < 10000 && std::chrono::steady_clock::now() - start < 1000ms; ++round) {
         auto ready = poller->wait(1s);
         cr_assert(ready.is_ok());
         wakeups += !ready->empty();
         for (TcpRail* r : *ready) r->progress(done, nullptr);
     }
-    cr_expect_lt(std::chrono::steady_clock::now() - start, 600ms, "the poller slept past the heartbeat timers");
+    cr_expect_lt(std::chrono::steady_clock::now() - start, 1400ms, "the poller slept past the heartbeat timers");
     cr_expect((*a)->is_open() && (*b)->is_open(), "idle rails declared dead: %s",
               (*a)->close_reason().to_string().c_str());
-    cr_expect_gt(wakeups, 5);
-    cr_expect_lt(wakeups, 2000, "the poller spins");
+    cr_expect_gt(wakeups, 20);
+    cr_expect_lt(wakeups, 5000, "the poller spins");
     poller->remove(a->get());
     poller->remove(b->get());
 }
