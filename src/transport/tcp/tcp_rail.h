@@ -8,7 +8,8 @@
 // without a copy. Each op gets a rail-local sequence number and completes
 // exactly once: Write and Send when the peer's Ack arrives, Read with its
 // ReadResponse, Probe with its ProbeReply (outcome ProbeAnswered); a Nack
-// completes it with RailOutcome::RemoteAccess and the peer's reason.
+// completes it with RailOutcome::RemoteAccess and the peer's reason (or
+// RetryExceeded when the peer had no receive handler for a Send).
 //
 // Target: an incoming Write or ReadRequest is checked against the
 // registration the RegionLookup returns for its key (key, bounds, access
@@ -24,7 +25,8 @@
 // tcp_silence_intervals heartbeats, or sends a frame this side rejects
 // ("tcp frame rejected") closes the rail. Every outstanding op then
 // completes -- the oldest with the error (RetryExceeded, or Timeout for
-// silence), the others Flushed, as a failed QP reports them -- and post()
+// silence), the others Flushed, as a failed QP reports them; outstanding
+// probes complete ProbeFailed -- and post()
 // returns Code::RailDown from then on. close() (local) flushes them all.
 //
 // Waiting: wait_fd() is the socket (readable on input, and on EOF after a
