@@ -5,3 +5,13 @@ libtentcore_la_SOURCES += \
 	src/transport/fault/fault_spec.h \
 	src/transport/fault/fault_transport.h src/transport/fault/fault_transport.cpp \
 	src/transport/fault/loopback_transport.h src/transport/fault/loopback_transport.cpp
+
+# verbs helper
+libtentcore_la_SOURCES += \
+	src/transport/verbs/verbs_params.h src/transport/verbs/verbs_params.cpp \
+	src/transport/verbs/wc_outcome.h src/transport/verbs/wc_outcome.cpp \
+	src/transport/verbs/gid.h src/transport/verbs/gid.cpp \
+	src/transport/verbs/verbs_device.h src/transport/verbs/verbs_device.cpp \
+	src/transport/verbs/verbs_memory.h src/transport/verbs/verbs_memory.cpp \
+	src/transport/verbs/verbs_cq.h src/transport/verbs/verbs_cq.cpp \
+	src/transport/verbs/verbs_rail.h src/transport/verbs/verbs_rail.cpp
