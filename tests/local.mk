@@ -201,7 +201,9 @@ if ENABLE_TESTS
 verbs_tests = \
 	tests/unit/verbs/test_wc_outcome \
 	tests/unit/verbs/test_verbs_data \
-	tests/unit/verbs/test_verbs_faults
+	tests/unit/verbs/test_verbs_faults \
+	tests/unit/verbs/test_verbs_flow \
+	tests/unit/verbs/test_verbs_two_process
 check_PROGRAMS += $(verbs_tests)
 TESTS += $(verbs_tests)
 # The simverbs tests re-run themselves with LD_LIBRARY_PATH set to this
@@ -218,4 +220,12 @@ tests_unit_verbs_test_verbs_faults_SOURCES = tests/unit/verbs/test_verbs_faults.
 	tests/unit/verbs/rail_pair.h tests/unit/verbs/simverbs_env.h
 tests_unit_verbs_test_verbs_faults_CPPFLAGS = $(VERBS_TEST_CFLAGS)
 tests_unit_verbs_test_verbs_faults_LDADD = $(TEST_LIBS)
+tests_unit_verbs_test_verbs_flow_SOURCES = tests/unit/verbs/test_verbs_flow.cpp \
+	tests/unit/verbs/rail_pair.h tests/unit/verbs/simverbs_env.h
+tests_unit_verbs_test_verbs_flow_CPPFLAGS = $(VERBS_TEST_CFLAGS)
+tests_unit_verbs_test_verbs_flow_LDADD = $(TEST_LIBS)
+tests_unit_verbs_test_verbs_two_process_SOURCES = tests/unit/verbs/test_verbs_two_process.cpp \
+	tests/unit/verbs/rail_pair.h tests/unit/verbs/simverbs_env.h
+tests_unit_verbs_test_verbs_two_process_CPPFLAGS = $(VERBS_TEST_CFLAGS)
+tests_unit_verbs_test_verbs_two_process_LDADD = $(TEST_LIBS)
 endif

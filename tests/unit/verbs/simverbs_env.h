@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #ifndef SIMVERBS_LIBDIR
@@ -46,6 +47,16 @@ inline void isolate() {
     std::string fabric = "tent-verbs-" + std::to_string(getpid());
     setenv("SIMVERBS_FABRIC", fabric.c_str(), 1);
     setenv("SIMVERBS_DIR", "/tmp/simverbs-tent-unit", 1);
+}
+
+// Removes this test's fabric directory (sockets of this process and of any
+// child that ended with _exit, which skips simverbs' own cleanup).
+inline void remove_fabric() {
+    const char* dir = std::getenv("SIMVERBS_DIR");
+    const char* fabric = std::getenv("SIMVERBS_FABRIC");
+    if (!dir || !fabric) return;
+    std::error_code ec;
+    std::filesystem::remove_all(std::filesystem::path(dir) / fabric, ec);
 }
 
 // Sends one command to this process's simverbs control socket

@@ -21,7 +21,7 @@ void setup() { isolate(); }
 
 } // namespace
 
-TestSuite(verbs_data, .init = setup, .timeout = 60);
+TestSuite(verbs_data, .init = setup, .fini = remove_fabric, .timeout = 60);
 
 Test(verbs_data, device_uses_the_roce_v2_ipv4_gid) {
     auto dev = VerbsDevice::open("mlx5_0");

@@ -22,6 +22,8 @@ void setup() { isolate(); }
 // (1 + 2) * 4.096 us * 2^10 ~ 13 ms.
 VerbsRailParams fast_failure() { return params_with({{Knob::VerbsQpTimeout, "10"}, {Knob::VerbsRetryCnt, "2"}}); }
 
+VerbsRailParams slow_failure() { return params_with({{Knob::VerbsQpTimeout, "18"}}); }
+
 std::vector<VerbsAsyncEvent> wait_events(VerbsDevice& dev, std::size_t want, std::chrono::milliseconds limit) {
     std::vector<VerbsAsyncEvent> out;
     auto deadline = std::chrono::steady_clock::now() + limit;
@@ -42,7 +44,7 @@ void expect_each_once(const std::vector<RailCompletion>& done, std::uint64_t fir
 
 } // namespace
 
-TestSuite(verbs_faults, .init = setup, .timeout = 60);
+TestSuite(verbs_faults, .init = setup, .fini = remove_fabric, .timeout = 60);
 
 Test(verbs_faults, wrong_rkey_is_a_remote_access_completion_and_nothing_is_written) {
     RailPair p(fast_failure(), 1u << 16);
@@ -136,8 +138,9 @@ Test(verbs_faults, pulled_port_completes_every_op_with_retry_exceeded_or_flushed
 }
 
 Test(verbs_faults, failing_the_qp_flushes_every_outstanding_op) {
-    // Default (long) timeouts: only the flush can complete these in time.
-    RailPair p(params_with({}), 1u << 20);
+    // Long timeouts ((7 + 1) * 4.096 us * 2^18 ~ 8.6 s): only the flush can
+    // complete these in time.
+    RailPair p(slow_failure(), 1u << 20);
     cr_assert(simverbs_control("port-down mlx5_1").find("ok") != std::string::npos);
     const std::uint64_t n = 16;
     for (std::uint64_t c = 1; c <= n; ++c) {
@@ -151,23 +154,23 @@ Test(verbs_faults, failing_the_qp_flushes_every_outstanding_op) {
     auto start = std::chrono::steady_clock::now();
     Status s = p.a.rail->fail();
     cr_assert(s.is_ok(), "%s", s.message().c_str());
-    cr_assert(p.run_until(n, 0, 2s), "only %zu of %llu ops completed", p.done_a.size(),
+    cr_assert(p.run_until(n, 0, 4s), "only %zu of %llu ops completed", p.done_a.size(),
               static_cast<unsigned long long>(n));
-    cr_expect_lt(std::chrono::steady_clock::now() - start, 400ms, "flush waited for the retry timeout");
+    cr_expect_lt(std::chrono::steady_clock::now() - start, 4s, "flush waited for the retry timeout");
     expect_each_once(p.done_a, 1, n);
     for (const auto& c : p.done_a) cr_expect_eq(c.outcome, RailOutcome::Flushed, "%s", rail_outcome_name(c.outcome));
     cr_expect_eq(p.a.rail->post(op(99, RailOpcode::Probe, nullptr, 0, 0)).code(), Code::RailDown);
 }
 
 Test(verbs_faults, fatal_device_flushes_and_reports_device_and_qp_fatal) {
-    RailPair p(params_with({}), 1u << 16);
+    RailPair p(slow_failure(), 1u << 16);
     cr_assert(simverbs_control("port-down mlx5_1").find("ok") != std::string::npos);
     for (std::uint64_t c = 1; c <= 4; ++c)
         cr_assert(p.a.rail->post(op(c, RailOpcode::Write, p.a.buf.data(), 512, p.a.mr->lkey(),
                                     reinterpret_cast<std::uintptr_t>(p.b.buf.data()), p.b.mr->rkey()))
                       .is_ok());
     cr_assert(simverbs_control("fatal mlx5_0").find("ok") != std::string::npos);
-    cr_assert(p.run_until(4, 0, 2s), "only %zu of 4 ops completed", p.done_a.size());
+    cr_assert(p.run_until(4, 0, 4s), "only %zu of 4 ops completed", p.done_a.size());
     expect_each_once(p.done_a, 1, 4);
     for (const auto& c : p.done_a)
         cr_expect(c.outcome == RailOutcome::Flushed || c.outcome == RailOutcome::LocalProtection, "%s",
