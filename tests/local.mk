@@ -200,6 +200,8 @@ endif
 if ENABLE_TESTS
 verbs_tests = \
 	tests/unit/verbs/test_wc_outcome \
+	tests/unit/verbs/test_async_event \
+	tests/unit/verbs/test_verbs_address \
 	tests/unit/verbs/test_verbs_data \
 	tests/unit/verbs/test_verbs_faults \
 	tests/unit/verbs/test_verbs_flow \
@@ -212,6 +214,12 @@ VERBS_TEST_CFLAGS = $(TEST_CFLAGS) -DSIMVERBS_LIBDIR='"$(abs_top_builddir)/tests
 tests_unit_verbs_test_wc_outcome_SOURCES = tests/unit/verbs/test_wc_outcome.cpp
 tests_unit_verbs_test_wc_outcome_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_verbs_test_wc_outcome_LDADD = $(TEST_LIBS)
+tests_unit_verbs_test_async_event_SOURCES = tests/unit/verbs/test_async_event.cpp
+tests_unit_verbs_test_async_event_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_verbs_test_async_event_LDADD = $(TEST_LIBS)
+tests_unit_verbs_test_verbs_address_SOURCES = tests/unit/verbs/test_verbs_address.cpp
+tests_unit_verbs_test_verbs_address_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_verbs_test_verbs_address_LDADD = $(TEST_LIBS)
 tests_unit_verbs_test_verbs_data_SOURCES = tests/unit/verbs/test_verbs_data.cpp \
 	tests/unit/verbs/rail_pair.h tests/unit/verbs/simverbs_env.h
 tests_unit_verbs_test_verbs_data_CPPFLAGS = $(VERBS_TEST_CFLAGS)

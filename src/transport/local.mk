@@ -14,4 +14,6 @@ libtentcore_la_SOURCES += \
 	src/transport/verbs/verbs_device.h src/transport/verbs/verbs_device.cpp \
 	src/transport/verbs/verbs_memory.h src/transport/verbs/verbs_memory.cpp \
 	src/transport/verbs/verbs_cq.h src/transport/verbs/verbs_cq.cpp \
-	src/transport/verbs/verbs_rail.h src/transport/verbs/verbs_rail.cpp
+	src/transport/verbs/verbs_rail.h src/transport/verbs/verbs_rail.cpp \
+	src/transport/verbs/async_event.h src/transport/verbs/async_event.cpp \
+	src/transport/verbs/verbs_address.h src/transport/verbs/verbs_address.cpp

@@ -36,7 +36,7 @@ VerbsCompletionQueue::VerbsCompletionQueue(std::shared_ptr<VerbsDevice> device, 
     : device_(std::move(device)), channel_(channel), cq_(cq) {}
 
 VerbsCompletionQueue::~VerbsCompletionQueue() {
-    (void)arm();  // acknowledges every event delivered so far: destroy_cq waits for that
+    ack_events();  // ibv_destroy_cq waits until every delivered event is acknowledged
     if (int err = ibv_destroy_cq(cq_))
         TENT_WARN("verbs destroy cq failed", "ibv_destroy_cq on %s: error %d", device_->name().c_str(), err);
     if (int err = ibv_destroy_comp_channel(channel_))
@@ -44,12 +44,16 @@ VerbsCompletionQueue::~VerbsCompletionQueue() {
                   device_->name().c_str(), err);
 }
 
-Status VerbsCompletionQueue::arm() {
+void VerbsCompletionQueue::ack_events() {
     unsigned events = 0;
     ibv_cq* ev_cq = nullptr;
     void* ev_ctx = nullptr;
     while (ibv_get_cq_event(channel_, &ev_cq, &ev_ctx) == 0) ++events;  // non-blocking fd: EAGAIN ends it
     if (events) ibv_ack_cq_events(cq_, events);
+}
+
+Status VerbsCompletionQueue::arm() {
+    ack_events();
     if (int err = ibv_req_notify_cq(cq_, 0)) return Status::from_errno(err, "ibv_req_notify_cq on " + device_->name());
     return Status::ok();
 }

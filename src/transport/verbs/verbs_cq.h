@@ -28,6 +28,8 @@ public:
     Status arm();
 
 private:
+    void ack_events();  // consume and acknowledge pending channel events
+
     VerbsCompletionQueue(std::shared_ptr<VerbsDevice> device, ibv_comp_channel* channel, ibv_cq* cq);
 
     std::shared_ptr<VerbsDevice> device_;

@@ -47,17 +47,6 @@ Status query_port(ibv_context* ctx, const std::string& name, std::uint8_t port_n
 
 } // namespace
 
-const char* async_event_kind_name(VerbsAsyncEvent::Kind kind) {
-    switch (kind) {
-    case VerbsAsyncEvent::Kind::PortError: return "port error";
-    case VerbsAsyncEvent::Kind::PortActive: return "port active";
-    case VerbsAsyncEvent::Kind::DeviceFatal: return "device fatal";
-    case VerbsAsyncEvent::Kind::QpFatal: return "qp fatal";
-    case VerbsAsyncEvent::Kind::Other: return "other";
-    }
-    return "?";
-}
-
 Result<std::shared_ptr<VerbsDevice>> VerbsDevice::open(const std::string& name, std::uint8_t port_num,
                                                        int gid_index) {
     int count = 0;
@@ -105,24 +94,7 @@ Result<std::unique_ptr<VerbsMemoryRegion>> VerbsDevice::register_memory(void* ad
 void VerbsDevice::read_async_events(std::vector<VerbsAsyncEvent>& out) {
     ibv_async_event ev{};
     while (ibv_get_async_event(context_, &ev) == 0) {  // non-blocking fd: EAGAIN ends it
-        VerbsAsyncEvent e;
-        e.type = ev.event_type;
-        switch (ev.event_type) {
-        case IBV_EVENT_PORT_ERR:
-            e.kind = VerbsAsyncEvent::Kind::PortError;
-            e.port_num = static_cast<std::uint8_t>(ev.element.port_num);
-            break;
-        case IBV_EVENT_PORT_ACTIVE:
-            e.kind = VerbsAsyncEvent::Kind::PortActive;
-            e.port_num = static_cast<std::uint8_t>(ev.element.port_num);
-            break;
-        case IBV_EVENT_DEVICE_FATAL: e.kind = VerbsAsyncEvent::Kind::DeviceFatal; break;
-        case IBV_EVENT_QP_FATAL:
-            e.kind = VerbsAsyncEvent::Kind::QpFatal;
-            e.qp_num = ev.element.qp ? ev.element.qp->qp_num : 0;
-            break;
-        default: break;
-        }
+        VerbsAsyncEvent e = classify_async_event(ev);  // before the ack releases ev
         ibv_ack_async_event(&ev);
         TENT_INFO("verbs async event", "%s: %s (port %u qp 0x%x)", name_.c_str(), ibv_event_type_str(e.type),
                   unsigned(e.port_num), e.qp_num);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "transport/verbs/async_event.h"
 
 namespace tent {
 
@@ -27,17 +28,6 @@ struct VerbsPortInfo {
     std::uint32_t max_msg_sz = 0;
     ibv_port_state state = IBV_PORT_NOP;
 };
-
-// An asynchronous event, reduced to what the health layer acts on.
-struct VerbsAsyncEvent {
-    enum class Kind { PortError, PortActive, DeviceFatal, QpFatal, Other };
-    Kind kind = Kind::Other;
-    ibv_event_type type = IBV_EVENT_COMM_EST;  // the raw event
-    std::uint8_t port_num = 0;                 // PortError/PortActive: element.port_num
-    std::uint32_t qp_num = 0;                  // QpFatal: the QP's number
-};
-
-const char* async_event_kind_name(VerbsAsyncEvent::Kind kind);
 
 class VerbsDevice : public std::enable_shared_from_this<VerbsDevice> {
 public:

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <random>
 
 #include "common/log.h"
 #include "transport/verbs/gid.h"
+#include "transport/verbs/verbs_address.h"
 #include "transport/verbs/wc_outcome.h"
 
 namespace tent {
@@ -16,11 +16,6 @@ namespace {
 constexpr std::uint64_t kRecvBit = std::uint64_t{1} << 63;  // wr_id of a receive: kRecvBit | buffer index
 constexpr int kPollBatch = 32;
 constexpr std::uint32_t kHeaderSlot = VerbsRail::kFraming + VerbsRail::kMaxSendHeader;
-
-std::uint32_t random_psn() {
-    std::random_device rd;
-    return rd() & 0xffffff;
-}
 
 std::string qp_error(const char* what, int err, const std::string& rail) {
     return Status::from_errno(err, std::string(what) + " on " + rail).message();
@@ -98,7 +93,7 @@ Status VerbsRail::init_qp() {
         if (Status s = post_recv(i); !s) return s;
 
     local_.qpn = qp->qp_num;
-    local_.psn = random_psn();
+    local_.psn = initial_psn(qp->qp_num);  // the peer derives it too (verbs_address.h)
     local_.gid = port.gid;
     local_.lid = port.lid;
     local_.mtu = port.active_mtu;

@@ -1,6 +1,8 @@
-// Two VerbsRails in two processes (the engine's real setting): the rail
-// info travels over a socketpair as the control channel would carry it;
-// the parent writes, reads and sends, the child checks every byte it got.
+// Two VerbsRails in two processes (the engine's real setting): each side
+// publishes its HCA port and QP in an encoded AddressBlob frame over a
+// socketpair (as the control channel would), the other rebuilds the rail's
+// remote end from it alone; the parent writes, reads and sends, the child
+// checks every byte it got.
 #include <criterion/criterion.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -9,6 +11,8 @@
 
 #include "rail_pair.h"
 #include "simverbs_env.h"
+#include "transport/verbs/verbs_address.h"
+#include "wire/frame_codec.h"
 
 using namespace tent;
 using namespace verbstest;
@@ -18,8 +22,7 @@ namespace {
 
 void setup() { isolate(); }
 
-struct Hello {
-    VerbsRailInfo info;
+struct Region {
     std::uint64_t addr;
     std::uint32_t rkey;
 };
@@ -29,6 +32,32 @@ bool recv_all(int fd, void* p, std::size_t n) {
     pollfd pf{fd, POLLIN, 0};
     if (poll(&pf, 1, 10000) != 1) return false;
     return recv(fd, p, n, MSG_WAITALL) == static_cast<ssize_t>(n);
+}
+
+// Sends this side's AddressBlob (one HCA, one QP) and returns the remote end
+// of the rail built from the peer's.
+Result<VerbsRailInfo> exchange_addresses(int sock, const VerbsDevice& dev, const VerbsRail& rail) {
+    wire::AddressBlob blob;
+    blob.engine_id = static_cast<std::uint64_t>(getpid());
+    blob.hostname = "localhost";
+    blob.hcas.push_back(hca_address(dev));
+    blob.hcas[0].qpns.push_back(rail.qp_num());
+    wire::Frame frame;
+    frame.body = blob;
+    auto bytes = wire::encode_frame(frame);
+    if (!bytes) return bytes.status();
+    std::uint32_t len = static_cast<std::uint32_t>(bytes->size());
+    if (!send_all(sock, &len, sizeof len) || !send_all(sock, bytes->data(), len))
+        return Status(Code::SystemError, "send address");
+    if (!recv_all(sock, &len, sizeof len) || len > 65536) return Status(Code::SystemError, "receive address length");
+    std::vector<std::uint8_t> in(len);
+    if (!recv_all(sock, in.data(), len)) return Status(Code::SystemError, "receive address");
+    auto decoded = wire::decode_frame(in);
+    if (!decoded) return decoded.status();
+    const auto* peer = std::get_if<wire::AddressBlob>(&decoded->body);
+    if (!peer || peer->hcas.size() != 1 || peer->hcas[0].qpns.size() != 1)
+        return Status(Code::InvalidArgument, "unexpected address blob");
+    return remote_rail_info(peer->hcas[0], peer->hcas[0].qpns[0]);
 }
 
 constexpr std::size_t kSize = 4u << 20;
@@ -47,10 +76,11 @@ int child_main(int sock) {
     for (std::size_t i = 0; i < kSize; ++i) buf[kSize + i] = child_byte(i);  // second half: for the parent to read
     auto mr = (*dev)->register_memory(buf.data(), buf.size(), kRemoteAccess);
     if (!mr) return 12;
-    Hello mine{(*rail)->local_info(), reinterpret_cast<std::uintptr_t>(buf.data()), (*mr)->rkey()};
-    Hello theirs{};
-    if (!send_all(sock, &mine, sizeof mine) || !recv_all(sock, &theirs, sizeof theirs)) return 13;
-    if (!(*rail)->connect(theirs.info, "peer mlx5_0:1").is_ok()) return 14;
+    auto remote = exchange_addresses(sock, **dev, **rail);
+    if (!remote) return 13;
+    Region region{reinterpret_cast<std::uintptr_t>(buf.data()), (*mr)->rkey()};
+    if (!send_all(sock, &region, sizeof region)) return 13;
+    if (!(*rail)->connect(*remote, "peer mlx5_0:1").is_ok()) return 14;
     std::size_t intact = 0, got = 0;
     std::vector<RailCompletion> done;
     auto deadline = std::chrono::steady_clock::now() + 20s;
@@ -100,11 +130,12 @@ Test(verbs_two_process, write_read_send_between_processes) {
     std::vector<std::uint8_t> buf(2 * kSize);
     auto mr = (*dev)->register_memory(buf.data(), buf.size(), kRemoteAccess);
     cr_assert(mr.is_ok());
-    Hello mine{(*rail)->local_info(), 0, 0};
-    Hello theirs{};
-    cr_assert(send_all(sock, &mine, sizeof mine));
-    cr_assert(recv_all(sock, &theirs, sizeof theirs), "no hello from the child");
-    cr_assert((*rail)->connect(theirs.info, "peer mlx5_1:1").is_ok());
+    auto remote = exchange_addresses(sock, **dev, **rail);
+    cr_assert(remote.is_ok(), "%s", remote.status().message().c_str());
+    Region theirs{};
+    cr_assert(recv_all(sock, &theirs, sizeof theirs), "no region from the child");
+    Status s = (*rail)->connect(*remote, "peer mlx5_1:1");
+    cr_assert(s.is_ok(), "%s", s.message().c_str());
 
     std::vector<RailCompletion> done;
     auto wait_for = [&](std::size_t n) {
