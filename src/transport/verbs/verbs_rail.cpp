@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "common/log.h"
@@ -16,6 +17,14 @@ namespace {
 constexpr std::uint64_t kRecvBit = std::uint64_t{1} << 63;  // wr_id of a receive: kRecvBit | buffer index
 constexpr int kPollBatch = 32;
 constexpr std::uint32_t kHeaderSlot = VerbsRail::kFraming + VerbsRail::kMaxSendHeader;
+
+// The framing is little-endian whatever the hosts are.
+void put_le32(std::uint8_t* p, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+std::uint32_t get_le32(const std::uint8_t* p) {
+    return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24;
+}
 
 std::string qp_error(const char* what, int err, const std::string& rail) {
     return Status::from_errno(err, std::string(what) + " on " + rail).message();
@@ -80,23 +89,27 @@ Status VerbsRail::init_qp() {
     if (!qp) return Status(Code::NoResources, qp_error("ibv_create_qp", errno, name_));
     qp_.reset(qp);
 
-    ibv_qp_attr a{};
-    a.qp_state = IBV_QPS_INIT;
-    a.pkey_index = 0;
-    a.port_num = port.port_num;
-    a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-    if (int err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-        return Status(Code::TransportError, qp_error("modify qp to INIT", err, name_));
-
-    // Receives may be posted in INIT: the ring is full before the peer can send.
-    for (std::uint32_t i = 0; i < recvs; ++i)
-        if (Status s = post_recv(i); !s) return s;
+    if (Status s = to_init(); !s) return s;
 
     local_.qpn = qp->qp_num;
     local_.psn = initial_psn(qp->qp_num);  // the peer derives it too (verbs_address.h)
     local_.gid = port.gid;
     local_.lid = port.lid;
     local_.mtu = port.active_mtu;
+    return Status::ok();
+}
+
+Status VerbsRail::to_init() {
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_INIT;
+    a.pkey_index = 0;
+    a.port_num = device_->port().port_num;
+    a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    if (int err = ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+        return Status(Code::TransportError, qp_error("modify qp to INIT", err, name_));
+    // Receives may be posted in INIT: the ring is full before the peer can send.
+    for (std::uint32_t i = 0; i < params_.recv_buffers; ++i)
+        if (Status s = post_recv(i); !s) return s;
     return Status::ok();
 }
 
@@ -166,6 +179,24 @@ Status VerbsRail::fail() {
     return Status::ok();
 }
 
+Status VerbsRail::reset() {
+    if (outstanding())
+        return Status(Code::Busy, name_ + ": " + std::to_string(outstanding()) +
+                                      " ops still to complete; call progress() until none is outstanding");
+    ibv_qp_attr a{};
+    a.qp_state = IBV_QPS_RESET;
+    if (int err = ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE))
+        return Status(Code::TransportError, qp_error("modify qp to RESET", err, name_));
+    // Receive completions flushed before the reset are stale: drop them.
+    ibv_wc wcs[kPollBatch];
+    for (int i = 0; i < 1024 && ibv_poll_cq(cq_->cq(), kPollBatch, wcs) > 0; ++i) {
+    }
+    connected_ = false;
+    failed_ = false;
+    name_ = device_->name() + ":" + std::to_string(device_->port().port_num);
+    return to_init();
+}
+
 std::uint64_t VerbsRail::max_send_length() const { return params_.recv_buffer_size - kFraming; }
 
 Status VerbsRail::post(const RailOp& op) {
@@ -208,7 +239,7 @@ Status VerbsRail::post(const RailOp& op) {
         // Framing and header from this slot's registered area, then the payload.
         std::uint8_t* h = send_headers_.data() + std::size_t{slot} * kHeaderSlot;
         const std::uint32_t hlen = static_cast<std::uint32_t>(op.send_header.size());
-        std::memcpy(h, &hlen, kFraming);
+        put_le32(h, hlen);
         if (hlen) std::memcpy(h + kFraming, op.send_header.data(), hlen);
         if (nsge) sge[1] = sge[0];
         sge[0].addr = reinterpret_cast<std::uintptr_t>(h);
@@ -275,8 +306,13 @@ void VerbsRail::complete_send(const ibv_wc& wc, std::vector<RailCompletion>& don
     if (f.opcode == RailOpcode::Probe)
         c.outcome = c.outcome == RailOutcome::Success ? RailOutcome::ProbeAnswered : RailOutcome::ProbeFailed;
     if (wc.status != IBV_WC_SUCCESS) {
-        c.status = Status(status_code_of(c.outcome), name_ + ": " + ibv_wc_status_str(wc.status) +
-                                                         " (vendor error 0x" + std::to_string(wc.vendor_err) + ")");
+        // Any error completion leaves an RC QP in the error state: further
+        // posts are refused until reset() and connect().
+        failed_ = true;
+        char vendor[16];
+        std::snprintf(vendor, sizeof vendor, "0x%x", wc.vendor_err);
+        c.status = Status(status_code_of(c.outcome),
+                          name_ + ": " + ibv_wc_status_str(wc.status) + " (vendor error " + vendor + ")");
         // A flush is the echo of the first error; only that one is news.
         if (wc.status != IBV_WC_WR_FLUSH_ERR)
             TENT_INFO("verbs op failed", "%s", c.status.message().c_str());
@@ -289,15 +325,15 @@ void VerbsRail::complete_send(const ibv_wc& wc, std::vector<RailCompletion>& don
 void VerbsRail::complete_recv(const ibv_wc& wc, const std::function<void(const RailMessage&)>& on_message) {
     const auto index = static_cast<std::uint32_t>(wc.wr_id & ~kRecvBit);
     if (wc.status != IBV_WC_SUCCESS) {
-        // Flushed with the QP (or a local error that failed it): not reposted,
-        // the rail is dead and its sends complete with errors of their own.
+        // Flushed with the QP (or a local error that failed it): not reposted
+        // (reset() refills the ring); sends complete with errors of their own.
+        failed_ = true;
         if (wc.status != IBV_WC_WR_FLUSH_ERR)
             TENT_INFO("verbs recv failed", "%s: %s", name_.c_str(), ibv_wc_status_str(wc.status));
         return;
     }
     const std::uint8_t* buf = recv_ring_.data() + std::size_t{index} * params_.recv_buffer_size;
-    std::uint32_t hlen = 0;
-    if (wc.byte_len >= kFraming) std::memcpy(&hlen, buf, kFraming);
+    const std::uint32_t hlen = wc.byte_len >= kFraming ? get_le32(buf) : 0;
     if (wc.byte_len < kFraming || hlen > wc.byte_len - kFraming) {
         TENT_WARN("verbs bad message", "%s: dropped a %u-byte message with header length %u", name_.c_str(),
                   wc.byte_len, hlen);

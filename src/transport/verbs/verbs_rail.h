@@ -3,7 +3,9 @@
 // Life cycle: create() makes the QP (RESET -> INIT) and pre-posts the
 // receive ring; local_info() goes to the peer over the control channel;
 // connect(remote) moves the QP to RTR and RTS. Work posted before connect()
-// is refused (RailDown).
+// is refused (RailDown). After an error completion the QP is in the error
+// state: posts are refused (RailDown), outstanding work completes flushed,
+// and reset() + connect() on both sides bring the rail back.
 //
 // Every work request is signaled; wr_id is the index of its in-flight slot,
 // so each op completes exactly once, also when the QP fails and the HCA
@@ -61,6 +63,11 @@ public:
     // Moves the QP to the error state: every outstanding op completes
     // (flushed) at the next progress() and further posts are refused.
     Status fail();
+    // Back to INIT after a failure, receive ring refilled, ready for a new
+    // connect(); the peer resets its QP too (both restart at their initial
+    // PSNs). Busy while ops are outstanding: progress() until none is.
+    Status reset();
+    bool failed() const { return failed_; }
 
     // Largest header + payload of one Send (a receive buffer minus framing).
     std::uint64_t max_send_length() const;
@@ -94,6 +101,7 @@ private:
 
     VerbsRail(std::shared_ptr<VerbsDevice> device, const VerbsRailParams& params, const Clock& clock);
     Status init_qp();
+    Status to_init();  // RESET -> INIT and post the receive ring
     Status post_recv(std::uint32_t index);
     void complete_send(const ibv_wc& wc, std::vector<RailCompletion>& done);
     void complete_recv(const ibv_wc& wc, const std::function<void(const RailMessage&)>& on_message);

@@ -184,3 +184,39 @@ Test(verbs_faults, fatal_device_flushes_and_reports_device_and_qp_fatal) {
     cr_expect(device_fatal, "no DEVICE_FATAL event");
     cr_expect(qp_fatal, "no QP_FATAL event naming qp 0x%x", p.a.rail->qp_num());
 }
+
+Test(verbs_faults, a_failed_rail_refuses_posts_and_comes_back_after_reset_and_connect) {
+    RailPair p(fast_failure(), 1u << 16);
+    cr_assert(simverbs_control("port-down mlx5_1").find("ok") != std::string::npos);
+    cr_assert(p.a.rail->post(op(1, RailOpcode::Write, p.a.buf.data(), 100, p.a.mr->lkey(),
+                                reinterpret_cast<std::uintptr_t>(p.b.buf.data()), p.b.mr->rkey()))
+                  .is_ok());
+    cr_assert(p.run_until(1, 0, 5s));
+    cr_expect_eq(p.done_a[0].outcome, RailOutcome::RetryExceeded, "%s", rail_outcome_name(p.done_a[0].outcome));
+    cr_expect(p.a.rail->failed());
+    Status refused = p.a.rail->post(op(2, RailOpcode::Probe, nullptr, 0, 0));
+    cr_expect_eq(refused.code(), Code::RailDown, "%s", refused.message().c_str());
+
+    // The cable is back: both ends reset and reconnect (as the engine would
+    // over its control channel), and the rail carries data again.
+    cr_assert(simverbs_control("port-up mlx5_1").find("ok") != std::string::npos);
+    for (Side* s : {&p.a, &p.b}) {
+        Status st = s->rail->reset();
+        cr_assert(st.is_ok(), "%s", st.message().c_str());
+        cr_expect_not(s->rail->failed());
+    }
+    cr_assert(p.a.rail->connect(p.b.rail->local_info(), "mlx5_1:1").is_ok());
+    cr_assert(p.b.rail->connect(p.a.rail->local_info(), "mlx5_0:1").is_ok());
+    for (std::size_t i = 0; i < 4096; ++i) p.a.buf[i] = pattern(4096, i);
+    cr_assert(p.a.rail->post(op(3, RailOpcode::Write, p.a.buf.data(), 4096, p.a.mr->lkey(),
+                                reinterpret_cast<std::uintptr_t>(p.b.buf.data()), p.b.mr->rkey()))
+                  .is_ok());
+    RailOp send = op(4, RailOpcode::Send, p.a.buf.data(), 64, p.a.mr->lkey());
+    cr_assert(p.a.rail->post(send).is_ok());
+    cr_assert(p.run_until(3, 0, 5s));
+    cr_expect_eq(p.done_a[1].outcome, RailOutcome::Success, "%s", p.done_a[1].status.message().c_str());
+    cr_expect_eq(p.done_a[2].outcome, RailOutcome::Success, "%s", p.done_a[2].status.message().c_str());
+    for (std::size_t i = 0; i < 4096; ++i) cr_assert_eq(p.b.buf[i], pattern(4096, i), "byte %zu", i);
+    cr_assert(p.run_until_received(1, 5s), "the message after the reset did not arrive");
+    cr_expect_eq(p.received_b[0].second.size(), 64u);
+}
