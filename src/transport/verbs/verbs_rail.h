@@ -1,5 +1,13 @@
 // VerbsRail: one RC queue pair between a local HCA port and a remote one.
 //
+//   auto dev  = VerbsDevice::open("mlx5_0", 1, params.gid_index);
+//   auto rail = VerbsRail::create(*dev, params, SteadyClock::instance());
+//   // publish hca_address(**dev) + (*rail)->qp_num() in the AddressBlob;
+//   // from the peer's blob: remote_rail_info(peer_hca, peer_qpn) (verbs_address.h)
+//   (*rail)->connect(*remote, "peer mlx5_1:1");
+//   (*rail)->post(op);                       // Write/Read/Send/Probe
+//   (*rail)->progress(done, on_message);     // when wait_fd() is readable
+//
 // Life cycle: create() makes the QP (RESET -> INIT) and pre-posts the
 // receive ring; local_info() goes to the peer over the control channel;
 // connect(remote) moves the QP to RTR and RTS. Work posted before connect()
