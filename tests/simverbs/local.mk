@@ -62,3 +62,10 @@ tests_simverbs_lib_tests_test_device_SOURCES = tests/simverbs/lib/tests/test_dev
 tests_simverbs_lib_tests_test_device_CPPFLAGS = $(SIMVERBS_TEST_FLAGS)
 tests_simverbs_lib_tests_test_device_LDADD = $(SIMVERBS_TEST_LIBS)
 endif
+if ENABLE_TESTS
+check_PROGRAMS += tests/simverbs/lib/tests/test_stress
+TESTS += tests/simverbs/lib/tests/test_stress
+tests_simverbs_lib_tests_test_stress_SOURCES = tests/simverbs/lib/tests/test_stress.cpp tests/simverbs/lib/tests/verbs_pair.h
+tests_simverbs_lib_tests_test_stress_CPPFLAGS = $(SIMVERBS_TEST_FLAGS)
+tests_simverbs_lib_tests_test_stress_LDADD = $(SIMVERBS_TEST_LIBS) -lpthread
+endif

@@ -12,12 +12,12 @@
 
 namespace sv {
 
-void Cq::push(const ibv_wc& wc) {
+void Cq::push(const ibv_wc& wc, bool solicited) {
   bool notify = false;
   {
     std::lock_guard<std::mutex> g(mu);
     q.push_back(wc);
-    if (armed && cq.channel) {
+    if (armed && cq.channel && (!solicited_only || solicited || wc.status != IBV_WC_SUCCESS)) {
       armed = false;
       notify = true;
     }
@@ -51,14 +51,11 @@ int poll_cq(ibv_cq* c, int n, ibv_wc* wc) {
   return 0;
 }
 
-int req_notify_cq(ibv_cq* c, int) {
+int req_notify_cq(ibv_cq* c, int solicited_only) {
   Cq* cq = cq_of(c);
-  bool notify = false;
-  {
-    std::lock_guard<std::mutex> g(cq->mu);
-    cq->armed = true;
-  }
-  (void)notify;
+  std::lock_guard<std::mutex> g(cq->mu);
+  cq->armed = true;
+  cq->solicited_only = solicited_only != 0;
   return 0;
 }
 
@@ -96,6 +93,10 @@ uint32_t ex_slid(ibv_cq_ex* c) { return ex(c)->cur.slid; }
 uint8_t ex_sl(ibv_cq_ex* c) { return ex(c)->cur.sl; }
 uint8_t ex_dlid_path_bits(ibv_cq_ex* c) { return ex(c)->cur.dlid_path_bits; }
 uint64_t ex_ts(ibv_cq_ex*) { return now_ns(); }
+// fields simverbs never produces read as zero rather than crash
+uint16_t ex_cvlan(ibv_cq_ex*) { return 0; }
+uint32_t ex_flow_tag(ibv_cq_ex*) { return 0; }
+void ex_tm_info(ibv_cq_ex*, ibv_wc_tm_info* tm) { memset(tm, 0, sizeof *tm); }
 
 Cq* new_cq(ibv_context* c, int cqe, void* cq_context, ibv_comp_channel* channel) {
   if (!c || cqe < 1 || cqe > 4194303) {
@@ -125,6 +126,9 @@ Cq* new_cq(ibv_context* c, int cqe, void* cq_context, ibv_comp_channel* channel)
   x.read_dlid_path_bits = ex_dlid_path_bits;
   x.read_completion_ts = ex_ts;
   x.read_completion_wallclock_ns = ex_ts;
+  x.read_cvlan = ex_cvlan;
+  x.read_flow_tag = ex_flow_tag;
+  x.read_tm_info = ex_tm_info;
   if (channel) __atomic_add_fetch(&channel->refcnt, 1, __ATOMIC_SEQ_CST);
   return cq;
 }

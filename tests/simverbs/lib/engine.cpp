@@ -4,6 +4,7 @@
 // acknowledgements and fires timeouts, so the application never has to call
 // verbs for the target side of RDMA to make progress.
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -68,7 +69,8 @@ bool fill_sun(sockaddr_un* sa, const std::string& path) {
 bool path_alive(const std::string& path) {
   sockaddr_un sa;
   if (!fill_sun(&sa, path)) return false;
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // non-blocking: a listener whose backlog is full is alive, not a reason to wait
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return true;
   bool alive = connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0 || errno != ECONNREFUSED;
   close(fd);
@@ -99,6 +101,23 @@ void make_dir(const std::string& d) {
   if (mkdir(d.c_str(), 01777) == 0) chmod(d.c_str(), 01777);
 }
 
+// Remove sockets left by processes that died without cleaning up (killed,
+// or ended with _exit). Bounded: a start-up must stay fast.
+void remove_stale_sockets(const std::string& d) {
+  DIR* dir = opendir(d.c_str());
+  if (!dir) return;
+  int n = 0;
+  while (dirent* e = readdir(dir)) {
+    if (++n > 1024) break;
+    std::string name = e->d_name;
+    if (name.size() < 5 || (name.compare(name.size() - 5, 5, ".sock") != 0 && name.compare(name.size() - 4, 4, ".ctl") != 0))
+      continue;
+    std::string path = d + "/" + name;
+    if (!path_alive(path)) unlink(path.c_str());
+  }
+  closedir(dir);
+}
+
 enum class Src { kListen, kLink, kWake, kTimer, kCtl };
 struct Source {
   Src kind;
@@ -120,6 +139,7 @@ std::vector<std::string> g_cleanup;
 void forget_engine_in_child() {
   g_engine.store(nullptr);
   g_cleanup.clear();
+  forget_all_pending_acks();
   new (&g_init_mu) std::mutex();
 }
 
@@ -176,8 +196,11 @@ Engine* Engine::get() {
 bool Engine::init() {
   settings = read_settings();
   make_dir(settings.dir);
+  make_dir(settings.dir + "/addr");
   rundir = settings.dir + "/" + settings.fabric;
   make_dir(rundir);
+  remove_stale_sockets(settings.dir + "/addr");
+  remove_stale_sockets(rundir);
 
   uint32_t pid = uint32_t(getpid());
   for (size_t i = 0; i < settings.devices.size(); i++) {
@@ -189,9 +212,19 @@ bool Engine::init() {
     for (int attempt = 0; attempt < 512 && port->listen_fd < 0; attempt++, v = (v + 0x10000 * 7 + 1) & 0xffffff) {
       if ((v & 0xff) == 0 || (v & 0xff) == 255 || (v >> 8) == 0) continue;
       uint32_t ip = 0x7f000000u | v;
+      // The address is claimed machine-wide (all fabrics) by a socket in
+      // addr/, so GIDs stay unique even between isolated test runs.
+      std::string claim = settings.dir + "/addr/" + dotted(ip) + ".sock";
+      int cfd = listen_at(claim);
+      if (cfd < 0) continue;
       std::string path = rundir + "/port-" + dotted(ip) + ".sock";
       int fd = listen_at(path);
-      if (fd < 0) continue;
+      if (fd < 0) {
+        close(cfd);
+        unlink(claim.c_str());
+        continue;
+      }
+      g_cleanup.push_back(claim);
       port->ip = ip;
       port->sock_path = path;
       port->listen_fd = fd;
@@ -276,6 +309,7 @@ void Engine::unregister_qp(Qp* qp) {
     qps.erase(qp->qpx.qp_base.qp_num);
   }
   std::lock_guard<std::mutex> g(dispatch_mu);  // progress thread no longer uses it
+  forget_pending_ack(qp);
 }
 
 Qp* Engine::find_qp(uint32_t qpn) {
@@ -313,7 +347,7 @@ Link* Engine::out_link(Port* port, uint32_t remote_ip) {
   return raw;
 }
 
-void Engine::send(Link* l, const PktPtr& pkt) {
+uint64_t Engine::send(Link* l, const PktPtr& pkt) {
   PktHdr* h = hdr_of(pkt);
   Port* port = l->port;
   h->src_ip = port->ip;
@@ -326,25 +360,25 @@ void Engine::send(Link* l, const PktPtr& pkt) {
     at = port->next_free_ns;
   }
   h->deliver_at_ns = at + uint64_t(settings.delay_us * 1000.0);
-  if (port->lose_packet()) return;  // cable pulled or lost on the wire
+  if (port->lose_packet()) return at;  // cable pulled or lost on the wire
   port->tx_pkts++;
   port->tx_bytes += h->len;
 
   std::lock_guard<std::mutex> g(l->mu);
   if (l->fd < 0) {
-    if (!l->outgoing || now - l->last_connect_ns < 20 * 1000000ull) return;  // lost
+    if (!l->outgoing || now - l->last_connect_ns < 20 * 1000000ull) return at;  // lost
     l->last_connect_ns = now;
     std::string path = rundir + "/port-" + dotted(l->remote_ip) + ".sock";
     sockaddr_un sa;
-    if (!fill_sun(&sa, path)) return;
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return;
+    if (!fill_sun(&sa, path)) return at;
+    // non-blocking: a stopped peer with a full backlog must not stall us
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return at;
+    tune_socket(fd);
     if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
       close(fd);
-      return;  // nobody there: the packet is lost, the requester will time out
+      return at;  // nobody there: the packet is lost, the requester will time out
     }
-    tune_socket(fd);
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     l->fd = fd;
     l->want_out = false;
     add_link_fd(l);
@@ -360,7 +394,7 @@ void Engine::send(Link* l, const PktPtr& pkt) {
     }
     if (off == p->size()) {
       l->outq.pop_front();
-      return;
+      return at;
     }
   }
   if (!l->want_out) {
@@ -370,6 +404,7 @@ void Engine::send(Link* l, const PktPtr& pkt) {
     ev.data.ptr = l->tag;
     epoll_ctl(epfd_, EPOLL_CTL_MOD, l->fd, &ev);
   }
+  return at;
 }
 
 void Engine::flush_link(Link* l, bool) {
@@ -551,7 +586,7 @@ bool Engine::progress(int timeout_ms, bool from_app) {
   }
   int n = epoll_wait(epfd_, evs, 64, timeout_ms);
   if (!from_app) g.lock();
-  bool ctl = false;
+  bool ctl = false, timer_fired = false;
   for (int i = 0; i < n; i++) {
     auto* s = static_cast<Source*>(evs[i].data.ptr);
     switch (s->kind) {
@@ -573,6 +608,7 @@ bool Engine::progress(int timeout_ms, bool from_app) {
         uint64_t v;
         ssize_t r = read(timer_fd_, &v, sizeof v);
         (void)r;
+        timer_fired = true;
         break;
       }
       case Src::kCtl: ctl = true; break;
@@ -581,7 +617,11 @@ bool Engine::progress(int timeout_ms, bool from_app) {
   uint64_t now = now_ns();
   uint64_t next = now + 10 * 1000000ull;
   if (have_held_) deliver_held(now, &next);
-  if (!from_app) {
+  flush_acks();
+  // Timeouts are scanned at most every 200 us (or when the timer fires):
+  // under heavy traffic the scan over all QPs would otherwise run per batch.
+  if (!from_app && (timer_fired || now >= last_scan_ns_ + 200000)) {
+    last_scan_ns_ = now;
     check_timeouts(now_ns(), &next);
     itimerspec its{};
     its.it_value.tv_sec = time_t(next / 1000000000ull);

@@ -1,6 +1,7 @@
 // Posting work requests: validation as an HCA does it at post time, local key
 // checks, building the packet (data is gathered when the request is posted),
 // and handing it to the requester state of the QP.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -61,6 +62,7 @@ int post_one_ud(Qp* qp, ibv_send_wr* wr, uint32_t total) {
       h->flags |= kFlagImm;
       h->imm = wr->imm_data;
     }
+    if (wr->send_flags & IBV_SEND_SOLICITED) h->flags |= kFlagSolicited;
     gather(wr, p->data() + sizeof(PktHdr));
     Engine* e = Engine::get();
     e->send(e->out_link(qp->port, ah->remote_ip), p);
@@ -78,8 +80,43 @@ void transmit_locked(Qp* qp, SendEntry& e) {
   h->dst_qpn = qp->attr.dest_qp_num;
   h->psn = e.psn;
   e.transmitted = true;
-  if (qp->deadline_ns == 0) qp->deadline_ns = now_ns() + ack_timeout_ns(qp->attr.timeout);
-  if (qp->link) Engine::get()->send(qp->link, e.pkt);
+  // the ACK timer runs from when the request leaves the port, as on an HCA
+  // (a bandwidth cap can queue it behind earlier ones)
+  e.depart_ns = qp->link ? Engine::get()->send(qp->link, e.pkt) : now_ns();
+  if (qp->deadline_ns == 0) qp->deadline_ns = e.depart_ns + ack_timeout_ns(qp->attr.timeout);
+}
+
+// As on an HCA, at most max_rd_atomic RDMA_READ/atomic requests are in
+// flight; the send queue stalls behind the next one until one completes.
+// After an RNR NAK nothing new leaves until the RNR timer has run.
+// A QP also has at most kWindowBytes unacknowledged on the wire: what a
+// real link holds is small, and the ACK timer must not cover time spent
+// queued behind megabytes of earlier requests (nor go-back-N resend them).
+// Two requests may always be in flight so that large messages still overlap.
+constexpr uint64_t kWindowBytes = 4u << 20;
+
+void pump_locked(Qp* qp) {
+  if (qp->rnr_resume_ns) return;
+  unsigned limit = std::max<unsigned>(1, qp->attr.max_rd_atomic), reads = 0;
+  uint64_t inflight = 0;
+  unsigned count = 0;
+  for (auto& e : qp->sq) {
+    if (e.state != SendEntry::kSent) continue;
+    bool rd = !e.local.empty();
+    uint64_t bytes = std::max<uint64_t>(e.byte_len, 1);
+    if (e.transmitted) {
+      reads += rd;
+      inflight += bytes;
+      count++;
+      continue;
+    }
+    if (rd && reads >= limit) return;
+    if (count >= 2 && inflight + bytes > kWindowBytes) return;
+    transmit_locked(qp, e);
+    reads += rd;
+    inflight += bytes;
+    count++;
+  }
 }
 
 int post_send(ibv_qp* b, ibv_send_wr* wr, ibv_send_wr** bad) {
@@ -180,9 +217,7 @@ int post_send(ibv_qp* b, ibv_send_wr* wr, ibv_send_wr** bad) {
       e.ack_lost = take_ack_loss(qp->port, false);
     }
     qp->sq.push_back(std::move(e));
-    SendEntry& q = qp->sq.back();
-    // in go-back-N after a loss or RNR, new requests wait for the resend
-    if (q.state == SendEntry::kSent && qp->rnr_resume_ns == 0) transmit_locked(qp, q);
+    pump_locked(qp);
     complete_sq_locked(qp);
   }
   return 0;

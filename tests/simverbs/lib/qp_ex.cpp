@@ -124,6 +124,18 @@ void wr_set_inline_data(ibv_qp_ex* q, void* addr, size_t len) {
   wr_set_inline_data_list(q, 1, &b);
 }
 
+// Not emulated: the batch fails at wr_complete with EOPNOTSUPP.
+void unsupported(ibv_qp_ex* q) {
+  begin(q, IBV_WR_SEND);
+  qx(q)->build_err = EOPNOTSUPP;
+}
+void wr_bind_mw(ibv_qp_ex* q, ibv_mw*, uint32_t, const ibv_mw_bind_info*) { unsupported(q); }
+void wr_local_inv(ibv_qp_ex* q, uint32_t) { unsupported(q); }
+void wr_send_inv(ibv_qp_ex* q, uint32_t) { unsupported(q); }
+void wr_send_tso(ibv_qp_ex* q, void*, uint16_t, uint16_t) { unsupported(q); }
+void wr_set_xrc_srqn(ibv_qp_ex* q, uint32_t) { qx(q)->build_err = EOPNOTSUPP; }
+void wr_atomic_write(ibv_qp_ex* q, uint32_t, uint64_t, const void*) { unsupported(q); }
+
 }  // namespace
 
 void install_qp_ex_ops(Qp* qp) {
@@ -143,6 +155,12 @@ void install_qp_ex_ops(Qp* qp) {
   x.wr_set_sge_list = wr_set_sge_list;
   x.wr_set_inline_data = wr_set_inline_data;
   x.wr_set_inline_data_list = wr_set_inline_data_list;
+  x.wr_bind_mw = wr_bind_mw;
+  x.wr_local_inv = wr_local_inv;
+  x.wr_send_inv = wr_send_inv;
+  x.wr_send_tso = wr_send_tso;
+  x.wr_set_xrc_srqn = wr_set_xrc_srqn;
+  x.wr_atomic_write = wr_atomic_write;
 }
 
 }  // namespace sv

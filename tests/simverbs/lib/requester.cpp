@@ -37,11 +37,14 @@ SendEntry* entry_for(Qp* qp, uint32_t psn) {
   return nullptr;
 }
 
+// The timer covers the oldest unacknowledged request, from when it left.
 void restart_timer(Qp* qp, uint64_t now) {
-  bool pending = false;
   for (auto& e : qp->sq)
-    if (e.state == SendEntry::kSent && e.transmitted) pending = true;
-  qp->deadline_ns = pending ? now + ack_timeout_ns(qp->attr.timeout) : 0;
+    if (e.state == SendEntry::kSent && e.transmitted) {
+      qp->deadline_ns = std::max(now, e.depart_ns) + ack_timeout_ns(qp->attr.timeout);
+      return;
+    }
+  qp->deadline_ns = 0;
 }
 
 // Cumulative acknowledgement: everything up to psn has been executed.
@@ -61,13 +64,16 @@ void ack_upto(Qp* qp, uint32_t psn) {
   }
 }
 
+// Go-back-N: resend what was sent from psn on; then what never left.
 void retransmit_from(Qp* qp, uint32_t psn, uint64_t now) {
   for (auto& e : qp->sq) {
-    if (e.state != SendEntry::kSent || !psn_le(psn, e.psn)) continue;
+    if (e.state != SendEntry::kSent || !e.transmitted || !psn_le(psn, e.psn)) continue;
     e.pkt = std::make_shared<Bytes>(*e.pkt);  // the old copy may still sit in a queue
     transmit_locked(qp, e);
   }
-  qp->deadline_ns = now + ack_timeout_ns(qp->attr.timeout);
+  pump_locked(qp);
+  qp->deadline_ns = 0;
+  restart_timer(qp, now);
 }
 
 }  // namespace
@@ -166,6 +172,7 @@ void on_response(Link*, const PktPtr& pkt) {
     default: break;
   }
   complete_sq_locked(qp);
+  if (b->state == IBV_QPS_RTS || b->state == IBV_QPS_SQD) pump_locked(qp);  // a read slot may have freed
 }
 
 void check_timeouts(uint64_t now, uint64_t* next_ns) {

@@ -16,8 +16,33 @@ bool psn_lt(uint32_t a, uint32_t b) { return a != b && ((b - a) & 0xffffff) < 0x
 
 bool psn_ge(uint32_t a, uint32_t b) { return !psn_lt(a, b); }
 
+// QPs with a coalesced ACK waiting; only touched with dispatch_mu held.
+std::vector<Qp*> g_ack_pending;
+
+void send_ack_locked(Qp* qp) {
+  if (!qp->ack_pending) return;
+  qp->ack_pending = false;
+  if (qp->acks_lost && psn_ge(qp->ack_psn, qp->acks_lost_from)) return;
+  PktPtr p = make_pkt(PktType::kAck, 0);
+  PktHdr* h = hdr_of(p);
+  h->src_qpn = qp->base()->qp_num;
+  h->dst_qpn = qp->attr.dest_qp_num;
+  h->psn = qp->ack_psn;
+  Engine::get()->send(qp->ack_link, p);
+}
+
+// Acknowledge later: the next request's ACK, or the end of the round, covers it.
+void defer_ack(Link* link, Qp* qp, const PktHdr* req) {
+  if (qp->ack_pending && qp->ack_link != link) send_ack_locked(qp);
+  if (!qp->ack_pending) g_ack_pending.push_back(qp);
+  qp->ack_pending = true;
+  qp->ack_link = link;
+  qp->ack_psn = req->psn;
+}
+
 void reply(Link* link, Qp* qp, const PktHdr* req, PktType type, Nak nak = Nak::kNone, uint32_t payload = 0,
            PktPtr* out = nullptr) {
+  send_ack_locked(qp);  // keep answers in order
   PktPtr p = make_pkt(type, payload);
   PktHdr* h = hdr_of(p);
   h->src_qpn = qp->base()->qp_num;
@@ -125,10 +150,26 @@ void on_ud(const PktPtr& pkt) {
   ibv_wc_status st = scatter(qp, r, parts, lens, 2);
   ibv_wc wc = recv_wc(qp, r, st, IBV_WC_RECV, uint32_t(sizeof grh + h->len), h);
   wc.wc_flags |= IBV_WC_GRH;
-  cq_of(b->recv_cq)->push(wc);
+  cq_of(b->recv_cq)->push(wc, h->flags & kFlagSolicited);
 }
 
 }  // namespace
+
+void flush_acks() {
+  for (Qp* qp : g_ack_pending) {
+    std::lock_guard<std::mutex> g(qp->mu);
+    send_ack_locked(qp);
+  }
+  g_ack_pending.clear();
+}
+
+void forget_all_pending_acks() { g_ack_pending.clear(); }
+
+void forget_pending_ack(Qp* qp) {
+  for (auto& q : g_ack_pending)
+    if (q == qp) q = nullptr;
+  std::erase(g_ack_pending, nullptr);
+}
 
 void on_request(Link* link, const PktPtr& pkt) {
   const PktHdr* h = hdr_of(pkt);
@@ -188,14 +229,14 @@ void on_request(Link* link, const PktPtr& pkt) {
       const uint8_t* parts[1] = {data};
       size_t lens[1] = {h->len};
       ibv_wc_status st = scatter(qp, r, parts, lens, 1);
-      cq_of(b->recv_cq)->push(recv_wc(qp, r, st, IBV_WC_RECV, h->len, h));
+      cq_of(b->recv_cq)->push(recv_wc(qp, r, st, IBV_WC_RECV, h->len, h), h->flags & kFlagSolicited);
       if (st != IBV_WC_SUCCESS) {
         if (!uc) reply(link, qp, h, PktType::kNak, st == IBV_WC_LOC_LEN_ERR ? Nak::kRemInvReq : Nak::kRemOp);
         qp_to_error_locked(qp);
         return;
       }
       advance();
-      if (!uc) reply(link, qp, h, PktType::kAck);
+      if (!uc) defer_ack(link, qp, h);
       return;
     }
     case PktType::kWrite: {
@@ -216,9 +257,11 @@ void on_request(Link* link, const PktPtr& pkt) {
         return;
       }
       if (h->len) memcpy(dst, data, h->len);
-      if (imm) cq_of(b->recv_cq)->push(recv_wc(qp, r, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, h->len, h));
+      if (imm)
+        cq_of(b->recv_cq)->push(recv_wc(qp, r, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, h->len, h),
+                                h->flags & kFlagSolicited);
       advance();
-      if (!uc) reply(link, qp, h, PktType::kAck);
+      if (!uc) defer_ack(link, qp, h);
       return;
     }
     case PktType::kRead: {

@@ -1,6 +1,20 @@
 // simverbs internals: the objects behind the verbs handles and the process-wide
 // engine (ports, links, progress thread). Handles given to applications are the
 // first member of each object, so a handle converts back with a static cast.
+//
+// How it works, in one paragraph: every simulated port listens on an AF_UNIX
+// socket named after its address (<rundir>/port-127.x.y.z.sock). A QP moved
+// to RTR finds its peer's port from the destination GID and sends packets
+// (wire.h) over one stream per (local port, remote port). The target's
+// progress thread (or any of its threads polling an empty CQ) executes each
+// request in PSN order - checking rkey, bounds and access flags for one-sided
+// operations, matching receives for sends - and answers with an ACK, a NAK or
+// a response. The requester completes work requests in order from those
+// answers; its ACK timer (4.096 us * 2^timeout) and retry_cnt drive go-back-N
+// retransmission and, finally, IBV_WC_RETRY_EXC_ERR and the flush. Faults
+// (faults.cpp) act where a real fabric would: packets lost at the port, acks
+// lost, completions failed. Rate cap and delay are applied by stamping each
+// packet with the time it may be delivered; the receiver holds it until then.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -134,9 +148,9 @@ struct Cq {
   std::mutex mu;
   std::deque<ibv_wc> q;
   bool armed = false;
-  bool polling = false;  // extended polling in progress
+  bool solicited_only = false;  // armed for solicited or failed completions only
   ibv_wc cur{};
-  void push(const ibv_wc& wc);
+  void push(const ibv_wc& wc, bool solicited = false);
 };
 
 struct Channel {
@@ -171,6 +185,7 @@ struct SendEntry {
   ibv_wc_status status = IBV_WC_SUCCESS;
   bool ack_lost = false;            // ack-loss fault: its acks never arrive
   bool transmitted = false;
+  uint64_t depart_ns = 0;           // when its last byte left the port
 };
 
 struct Ah {
@@ -204,6 +219,11 @@ struct Qp {
   uint32_t expected_psn = 0;
   std::deque<RecvWr> rq;
   uint64_t last_atomic_result = 0;
+  // Coalesced acknowledgement (dispatch_mu): ACKs are cumulative, so one per
+  // QP at the end of a receive round covers every request executed in it.
+  bool ack_pending = false;
+  Link* ack_link = nullptr;
+  uint32_t ack_psn = 0;
   bool acks_lost = false;           // ack-loss fault at the target: acks from
   uint32_t acks_lost_from = 0;      // this psn on never leave
 
@@ -268,7 +288,8 @@ class Engine {
   Port* port_by_name(const std::string& name);
   Link* out_link(Port* port, uint32_t remote_ip);
   // Stamp the delivery time (rate cap + delay) and queue on the link.
-  void send(Link* link, const PktPtr& pkt);
+  // Returns when the packet has left the port (later than now when capped).
+  uint64_t send(Link* link, const PktPtr& pkt);
   void wake();
   // one round of receive/execute; from_app: only if no other thread is at it
   bool progress(int timeout_ms, bool from_app);
@@ -291,7 +312,8 @@ class Engine {
   void serve_control();
 
   std::atomic<bool> faults_applied_{false};
-  bool have_held_ = false;  // some link holds delayed packets (dispatch_mu)
+  bool have_held_ = false;
+  uint64_t last_scan_ns_ = 0;  // last timeout scan (progress thread)  // some link holds delayed packets (dispatch_mu)
   int epfd_ = -1, wake_fd_ = -1, timer_fd_ = -1, ctl_fd_ = -1;
   std::string ctl_path_;
   std::mutex link_mu_;
@@ -309,11 +331,16 @@ void qp_to_error_locked(Qp* qp);                  // flush everything
 uint64_t ack_timeout_ns(uint8_t timeout);
 // responder.cpp
 void on_request(Link* link, const PktPtr& pkt);
+void flush_acks();                                // send coalesced ACKs (dispatch_mu held)
+void forget_pending_ack(Qp* qp);                  // QP going away (dispatch_mu held)
+void forget_all_pending_acks();                   // forked child
 // post.cpp
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
 int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad);
 void transmit_locked(Qp* qp, SendEntry& e);
+// Transmit waiting requests in order, within the QP's max_rd_atomic limit.
+void pump_locked(Qp* qp);
 // cq.cpp
 int poll_cq(ibv_cq* cq, int n, ibv_wc* wc);
 int req_notify_cq(ibv_cq* cq, int solicited_only);

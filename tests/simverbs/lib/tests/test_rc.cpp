@@ -287,7 +287,8 @@ Test(simverbs_rc, port_down_times_out_after_retry_cnt_and_flushes) {
   cr_expect_eq(w.status, IBV_WC_RETRY_EXC_ERR, "got %s", ibv_wc_status_str(w.status));
   cr_expect_eq(w.wr_id, 2u);
   double expect = 4 * 4.096e-6 * (1 << 12);
-  cr_expect(took > expect * 0.9 && took < expect * 1.5 + 0.05, "took %.3f s, expected %.3f s", took, expect);
+  // never early; late only by scheduling (generous: the machine may be loaded)
+  cr_expect(took > expect * 0.9 && took < expect * 2 + 0.25, "took %.3f s, expected %.3f s", took, expect);
   ibv_wc f = wait_wc(pr.a.cq);
   cr_expect_eq(f.status, IBV_WC_WR_FLUSH_ERR);
   cr_expect_eq(f.wr_id, 3u);
@@ -302,7 +303,7 @@ Test(simverbs_rc, port_down_times_out_after_retry_cnt_and_flushes) {
 
 Test(simverbs_rc, lost_acknowledgement_delivers_but_fails) {
   QpParams p;
-  p.timeout = 10;
+  p.timeout = 12;
   p.retry_cnt = 2;
   Pair pr;
   cr_assert(pr.open(p));
@@ -421,8 +422,8 @@ Test(simverbs_rc, modify_qp_validates_attributes) {
 
 Test(simverbs_rc, lost_acknowledgement_set_on_the_target_port) {
   QpParams p;
-  p.timeout = 10;
-  p.retry_cnt = 1;
+  p.timeout = 12;
+  p.retry_cnt = 2;
   Pair pr;
   cr_assert(pr.open(p));
   std::string reply = control(getpid(), "ack-loss mlx5_1 every 1");
@@ -437,4 +438,101 @@ Test(simverbs_rc, lost_acknowledgement_set_on_the_target_port) {
   cr_expect_str_eq(reinterpret_cast<char*>(&pr.b.buf[0]), "once");
   ibv_wc none;
   cr_expect_eq(ibv_poll_cq(pr.b.cq, 1, &none), 0, "the retransmission was delivered again");
+}
+
+Test(simverbs_rc, solicited_only_notification) {
+  Pair pr;
+  cr_assert(pr.open());
+  for (int i = 0; i < 2; i++) cr_assert_eq(post_recv(pr.b.qp, &pr.b.buf[i * 64], 64, pr.b.mr->lkey, uint64_t(i)), 0);
+  cr_assert_eq(ibv_req_notify_cq(pr.b.cq, 1), 0);
+  pollfd pfd{pr.b.ch->fd, POLLIN, 0};
+  cr_assert_eq(post_rdma(pr.a.qp, IBV_WR_SEND, &pr.a.buf[0], 8, pr.a.mr->lkey, 0, 0, 1), 0);
+  cr_assert_eq(wait_wc(pr.b.cq).status, IBV_WC_SUCCESS);
+  cr_expect_eq(poll(&pfd, 1, 0), 0, "an unsolicited message woke a solicited-only CQ");
+  cr_assert_eq(post_rdma(pr.a.qp, IBV_WR_SEND, &pr.a.buf[0], 8, pr.a.mr->lkey, 0, 0, 2,
+                         IBV_SEND_SIGNALED | IBV_SEND_SOLICITED),
+               0);
+  cr_expect_eq(poll(&pfd, 1, 5000), 1, "a solicited message did not wake the CQ");
+}
+
+Test(simverbs_rc, extended_send_api) {
+  int n;
+  ibv_device** list = ibv_get_device_list(&n);
+  Side s[2];
+  QpParams p;
+  ibv_qp* qp[2];
+  for (int i = 0; i < 2; i++) {
+    cr_assert(open_side(s[i], list[i], p));
+    ibv_qp_init_attr_ex ax{};
+    ax.send_cq = ax.recv_cq = s[i].cq;
+    ax.qp_type = IBV_QPT_RC;
+    ax.cap.max_send_wr = ax.cap.max_recv_wr = 16;
+    ax.cap.max_send_sge = ax.cap.max_recv_sge = 1;
+    ax.cap.max_inline_data = 64;
+    ax.pd = s[i].pd;
+    ax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+    ax.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND;
+    qp[i] = ibv_create_qp_ex(s[i].ctx, &ax);
+    cr_assert_not_null(qp[i]);
+    cr_assert_eq(to_init(qp[i], p.access), 0);
+  }
+  for (int i = 0; i < 2; i++) {
+    cr_assert_eq(to_rtr(qp[i], qp[1 - i]->qp_num, s[1 - i].gid, p), 0);
+    cr_assert_eq(to_rts(qp[i], p), 0);
+  }
+  ibv_qp_ex* x = ibv_qp_to_qp_ex(qp[0]);
+  cr_assert_not_null(x);
+  memcpy(&s[0].buf[0], "through wr_*", 13);
+  ibv_wr_start(x);
+  x->wr_id = 11;
+  x->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_rdma_write(x, s[1].mr->rkey, uint64_t(uintptr_t(&s[1].buf[256])));
+  ibv_wr_set_sge(x, s[0].mr->lkey, uint64_t(uintptr_t(&s[0].buf[0])), 13);
+  x->wr_id = 12;
+  ibv_wr_rdma_write(x, s[1].mr->rkey, uint64_t(uintptr_t(&s[1].buf[512])));
+  ibv_wr_set_inline_data(x, const_cast<char*>("inline"), 7);
+  cr_assert_eq(ibv_wr_complete(x), 0);
+  ibv_wc w1 = wait_wc(s[0].cq), w2 = wait_wc(s[0].cq);
+  cr_expect_eq(w1.wr_id, 11u);
+  cr_expect_eq(w2.wr_id, 12u);
+  cr_expect_eq(w2.status, IBV_WC_SUCCESS);
+  cr_expect_str_eq(reinterpret_cast<char*>(&s[1].buf[256]), "through wr_*");
+  cr_expect_str_eq(reinterpret_cast<char*>(&s[1].buf[512]), "inline");
+  // what is not emulated fails the batch cleanly
+  ibv_wr_start(x);
+  ibv_wr_local_inv(x, 5);
+  cr_expect_eq(ibv_wr_complete(x), EOPNOTSUPP);
+}
+
+Test(simverbs_rc, qp_recovers_through_reset_after_an_error) {
+  QpParams p;
+  p.timeout = 12;
+  p.retry_cnt = 1;
+  Pair pr;
+  cr_assert(pr.open(p));
+  cr_assert(ends_ok(control(getpid(), "port-down mlx5_1")));
+  cr_assert_eq(post_rdma(pr.a.qp, IBV_WR_RDMA_WRITE, &pr.a.buf[0], 8, pr.a.mr->lkey,
+                         uint64_t(uintptr_t(pr.b.buf.data())), pr.b.mr->rkey, 1),
+               0);
+  cr_assert_eq(wait_wc(pr.a.cq).status, IBV_WC_RETRY_EXC_ERR);
+  cr_assert(ends_ok(control(getpid(), "port-up mlx5_1")));
+  // both ends start over, as an application reconnecting would
+  for (ibv_qp* q : {pr.a.qp, pr.b.qp}) {
+    ibv_qp_attr r{};
+    r.qp_state = IBV_QPS_RESET;
+    cr_assert_eq(ibv_modify_qp(q, &r, IBV_QP_STATE), 0);
+    cr_assert_eq(to_init(q, p.access), 0);
+  }
+  cr_assert_eq(to_rtr(pr.a.qp, pr.b.qp->qp_num, pr.b.gid, p), 0);
+  cr_assert_eq(to_rtr(pr.b.qp, pr.a.qp->qp_num, pr.a.gid, p), 0);
+  cr_assert_eq(to_rts(pr.a.qp, p), 0);
+  cr_assert_eq(to_rts(pr.b.qp, p), 0);
+  memcpy(&pr.a.buf[0], "again", 6);
+  cr_assert_eq(post_rdma(pr.a.qp, IBV_WR_RDMA_WRITE, &pr.a.buf[0], 6, pr.a.mr->lkey,
+                         uint64_t(uintptr_t(pr.b.buf.data())), pr.b.mr->rkey, 2),
+               0);
+  ibv_wc wc = wait_wc(pr.a.cq);
+  cr_expect_eq(wc.status, IBV_WC_SUCCESS, "got %s", ibv_wc_status_str(wc.status));
+  cr_expect_eq(wc.wr_id, 2u);
+  cr_expect_str_eq(reinterpret_cast<char*>(pr.b.buf.data()), "again");
 }
