@@ -195,3 +195,22 @@ tests_unit_wire_test_version_negotiation_SOURCES = tests/unit/wire/test_version_
 tests_unit_wire_test_version_negotiation_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_wire_test_version_negotiation_LDADD = $(TEST_LIBS)
 endif
+
+# engine helper
+if ENABLE_TESTS
+engine_tests = \
+	tests/unit/engine/test_send_reassembler \
+	tests/unit/engine/test_chunk_plan \
+	tests/unit/engine/test_engine_loopback
+check_PROGRAMS += $(engine_tests)
+TESTS += $(engine_tests)
+tests_unit_engine_test_send_reassembler_SOURCES = tests/unit/engine/test_send_reassembler.cpp
+tests_unit_engine_test_send_reassembler_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_send_reassembler_LDADD = $(TEST_LIBS)
+tests_unit_engine_test_chunk_plan_SOURCES = tests/unit/engine/test_chunk_plan.cpp
+tests_unit_engine_test_chunk_plan_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_chunk_plan_LDADD = $(TEST_LIBS)
+tests_unit_engine_test_engine_loopback_SOURCES = tests/unit/engine/test_engine_loopback.cpp tests/unit/engine/engine_pair.h
+tests_unit_engine_test_engine_loopback_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_engine_loopback_LDADD = $(TEST_LIBS)
+endif

@@ -80,6 +80,12 @@ struct NewRail {
     int local_port = 0;
     std::string remote_device;
     int remote_port = 0;
+    // Which of this provider's local entries and of the peer's entries the
+    // rail joins (0-based, relative to the provider's offsets): the engine
+    // takes the lkey from RegionKeys::lkeys[local_entry] and, for verbs, the
+    // rkey from the remote handle's rkeys[peer_hca_offset + remote_entry].
+    std::size_t local_entry = 0;
+    std::size_t remote_entry = 0;
 };
 
 class RailSink {
