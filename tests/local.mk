@@ -214,3 +214,12 @@ tests_unit_engine_test_engine_loopback_SOURCES = tests/unit/engine/test_engine_l
 tests_unit_engine_test_engine_loopback_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_engine_test_engine_loopback_LDADD = $(TEST_LIBS)
 endif
+
+# engine helper: the C API, from C, through the shipped library
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/engine/test_capi
+TESTS += tests/unit/engine/test_capi
+tests_unit_engine_test_capi_SOURCES = tests/unit/engine/test_capi.c
+tests_unit_engine_test_capi_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_capi_LDADD = libtent.la $(CRITERION_LIBS)
+endif
