@@ -223,3 +223,38 @@ tests_unit_engine_test_capi_SOURCES = tests/unit/engine/test_capi.c
 tests_unit_engine_test_capi_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_engine_test_capi_LDADD = libtent.la $(CRITERION_LIBS)
 endif
+
+# tcp helper
+if ENABLE_TESTS
+tcp_tests = \
+	tests/unit/tcp/test_silence_detector \
+	tests/unit/tcp/test_tcp_rail_data \
+	tests/unit/tcp/test_tcp_rail_access \
+	tests/unit/tcp/test_tcp_rail_faults \
+	tests/unit/tcp/test_tcp_connect \
+	tests/unit/tcp/test_tcp_poller \
+	tests/unit/tcp/test_data_frame_prefix
+check_PROGRAMS += $(tcp_tests)
+TESTS += $(tcp_tests)
+tests_unit_tcp_test_silence_detector_SOURCES = tests/unit/tcp/test_silence_detector.cpp
+tests_unit_tcp_test_silence_detector_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_silence_detector_LDADD = $(TEST_LIBS)
+tests_unit_tcp_test_tcp_rail_data_SOURCES = tests/unit/tcp/test_tcp_rail_data.cpp tests/unit/tcp/tcp_pair.h
+tests_unit_tcp_test_tcp_rail_data_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_tcp_rail_data_LDADD = $(TEST_LIBS)
+tests_unit_tcp_test_tcp_rail_access_SOURCES = tests/unit/tcp/test_tcp_rail_access.cpp tests/unit/tcp/tcp_pair.h
+tests_unit_tcp_test_tcp_rail_access_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_tcp_rail_access_LDADD = $(TEST_LIBS)
+tests_unit_tcp_test_tcp_rail_faults_SOURCES = tests/unit/tcp/test_tcp_rail_faults.cpp tests/unit/tcp/tcp_pair.h
+tests_unit_tcp_test_tcp_rail_faults_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_tcp_rail_faults_LDADD = $(TEST_LIBS)
+tests_unit_tcp_test_tcp_connect_SOURCES = tests/unit/tcp/test_tcp_connect.cpp tests/unit/tcp/tcp_pair.h
+tests_unit_tcp_test_tcp_connect_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_tcp_connect_LDADD = $(TEST_LIBS)
+tests_unit_tcp_test_tcp_poller_SOURCES = tests/unit/tcp/test_tcp_poller.cpp tests/unit/tcp/tcp_pair.h
+tests_unit_tcp_test_tcp_poller_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_tcp_poller_LDADD = $(TEST_LIBS)
+tests_unit_tcp_test_data_frame_prefix_SOURCES = tests/unit/tcp/test_data_frame_prefix.cpp tests/unit/tcp/tcp_pair.h
+tests_unit_tcp_test_data_frame_prefix_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_data_frame_prefix_LDADD = $(TEST_LIBS)
+endif

@@ -5,3 +5,15 @@ libtentcore_la_SOURCES += \
 	src/transport/fault/fault_spec.h \
 	src/transport/fault/fault_transport.h src/transport/fault/fault_transport.cpp \
 	src/transport/fault/loopback_transport.h src/transport/fault/loopback_transport.cpp
+
+# tcp helper
+libtentcore_la_SOURCES += \
+	src/transport/tcp/unique_fd.h \
+	src/transport/tcp/tcp_address.h src/transport/tcp/tcp_address.cpp \
+	src/transport/tcp/tcp_socket.h src/transport/tcp/tcp_socket.cpp \
+	src/transport/tcp/tcp_hello.h src/transport/tcp/tcp_hello.cpp \
+	src/transport/tcp/silence_detector.h src/transport/tcp/region_lookup.h \
+	src/transport/tcp/tcp_rail_params.h src/transport/tcp/tcp_rail_params.cpp \
+	src/transport/tcp/data_frame_prefix.h src/transport/tcp/data_frame_prefix.cpp \
+	src/transport/tcp/tcp_rail.h src/transport/tcp/tcp_rail.cpp \
+	src/transport/tcp/tcp_poller.h src/transport/tcp/tcp_poller.cpp

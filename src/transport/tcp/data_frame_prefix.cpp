@@ -1,0 +1,47 @@
+#include "transport/tcp/data_frame_prefix.h"
+
+#include <limits>
+
+#include "wire/frame_codec.h"
+#include "wire/frame_header.h"
+#include "wire/protocol.h"
+
+namespace tent::tcp {
+
+namespace {
+
+void add_u32_le(std::vector<std::uint8_t>& bytes, std::size_t at, std::size_t add) {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= std::uint32_t{bytes[at + i]} << (8 * i);
+    v += static_cast<std::uint32_t>(add);
+    for (int i = 0; i < 4; ++i) bytes[at + i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+} // namespace
+
+Result<std::vector<std::uint8_t>> encode_data_frame_prefix(const wire::Frame& frame, std::size_t tail_length) {
+    std::size_t head_data = 0;
+    if (const auto* w = std::get_if<wire::Write>(&frame.body)) head_data = w->data.size();
+    else if (const auto* s = std::get_if<wire::Send>(&frame.body)) head_data = s->data.size();
+    else return Status(Code::InvalidArgument, "only write and send frames carry a data tail");
+    if (tail_length > wire::kMaxDataLength || head_data > wire::kMaxDataLength - tail_length)
+        return Status(Code::InvalidArgument, "data of " + std::to_string(head_data + tail_length) +
+                                                 " bytes exceeds the wire maximum of " +
+                                                 std::to_string(wire::kMaxDataLength));
+    // What encode_frame checks of the whole data: a write's remote range
+    // must not wrap around (the rest does not depend on the data).
+    if (const auto* w = std::get_if<wire::Write>(&frame.body);
+        w && head_data + tail_length > std::numeric_limits<std::uint64_t>::max() - w->remote_addr)
+        return Status(Code::InvalidArgument, "write: remote range at " + std::to_string(w->remote_addr) + " of " +
+                                                 std::to_string(head_data + tail_length) +
+                                                 " bytes wraps around the address space");
+    auto bytes = wire::encode_frame(frame);
+    if (!bytes) return bytes.status();
+    // The data block closes the frame: u32 length, then the data.
+    const std::size_t data_length_at = bytes->size() - head_data - 4;
+    add_u32_le(*bytes, wire::kPayloadLengthOffset, tail_length);
+    add_u32_le(*bytes, data_length_at, tail_length);
+    return bytes;
+}
+
+} // namespace tent::tcp

@@ -1,0 +1,139 @@
+#include "transport/tcp/tcp_hello.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <chrono>
+#include <vector>
+
+#include "wire/frame_codec.h"
+#include "wire/frame_scanner.h"
+#include "wire/version_negotiation.h"
+
+namespace tent::tcp {
+
+namespace {
+
+// Waits until fd is ready for `events` or the deadline passes.
+Status wait_ready(int fd, short events, TimePoint deadline, const char* what) {
+    // Bounded: each round either returns or retries an interrupted poll.
+    for (int attempt = 0; attempt < 64; ++attempt) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::instance().now());
+        if (left.count() < 0) break;
+        pollfd p{fd, events, 0};
+        int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count() + 1, 1 << 30)));
+        if (n > 0) return Status::ok();
+        if (n < 0 && errno != EINTR) return Status::from_errno(errno, std::string("poll while ") + what);
+    }
+    return Status(Code::Timeout, std::string("tcp hello: timed out while ") + what);
+}
+
+} // namespace
+
+Status write_frame_blocking(int fd, const wire::Frame& frame, TimePoint deadline) {
+    auto bytes = wire::encode_frame(frame);
+    if (!bytes) return bytes.status();
+    size_t sent = 0;
+    while (sent < bytes->size()) {
+        ssize_t n = ::send(fd, bytes->data() + sent, bytes->size() - sent, MSG_NOSIGNAL);
+        if (n > 0) {
+            sent += static_cast<size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (Status s = wait_ready(fd, POLLOUT, deadline, "sending"); !s) return s;
+            continue;
+        }
+        return Status(Code::RailDown, Status::from_errno(errno, "tcp hello: send").message());
+    }
+    return Status::ok();
+}
+
+Result<wire::Frame> read_frame_blocking(int fd, TimePoint deadline) {
+    std::vector<uint8_t> buf;
+    // Bounded by the scanner: each round adds at least one byte towards one
+    // frame of bounded size, or waits until the deadline.
+    for (;;) {
+        auto scan = wire::scan_frame(buf);
+        if (scan.state == wire::ScanState::Error) return scan.error;
+        if (scan.state == wire::ScanState::Complete) return wire::decode_frame(buf);
+        // NeedMore names a lower bound, so reading exactly that much never
+        // takes a byte of the next frame.
+        const size_t have = buf.size();
+        buf.resize(have + scan.bytes);
+        ssize_t n = ::recv(fd, buf.data() + have, scan.bytes, 0);
+        if (n > 0) {
+            buf.resize(have + static_cast<size_t>(n));
+            continue;
+        }
+        buf.resize(have);
+        if (n == 0) return Status(Code::RailDown, "tcp hello: peer closed the connection");
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            if (Status s = wait_ready(fd, POLLIN, deadline, "receiving"); !s) return s;
+            continue;
+        }
+        return Status(Code::RailDown, Status::from_errno(errno, "tcp hello: recv").message());
+    }
+}
+
+Result<TcpHelloAnswer> tcp_hello_initiate(int fd, const TcpRailHello& hello, Duration timeout) {
+    const TimePoint deadline = SteadyClock::instance().now() + timeout;
+    wire::Frame out{.rail_id = hello.rail.rail_id,
+                    .connection_id = hello.connection_id,
+                    .body = wire::Hello{.engine_id = hello.engine_id, .rails = {hello.rail}}};
+    if (Status s = write_frame_blocking(fd, out, deadline); !s) return s;
+    auto in = read_frame_blocking(fd, deadline);
+    if (!in) return in.status();
+    const auto* ack = std::get_if<wire::HelloAck>(&in->body);
+    if (ack == nullptr)
+        return Status(Code::InvalidArgument, std::string("tcp hello: expected hello ack, got ") +
+                                                 wire::frame_type_name(wire::frame_type(*in)));
+    if (in->connection_id != hello.connection_id)
+        return Status(Code::InvalidArgument, "tcp hello: hello ack names another connection");
+    switch (ack->result) {
+    case wire::HelloResult::Accepted: break;
+    case wire::HelloResult::VersionMismatch:
+        return Status(Code::Unsupported, "tcp hello: peer speaks no common protocol version");
+    case wire::HelloResult::Refused: return Status(Code::RailDown, "tcp hello: peer refused the rail");
+    }
+    if (ack->rails.size() != 1 || ack->rails[0].rail_id != hello.rail.rail_id ||
+        ack->rails[0].kind != wire::RailKind::Tcp)
+        return Status(Code::InvalidArgument, "tcp hello: hello ack does not confirm rail " +
+                                                 std::to_string(hello.rail.rail_id));
+    return TcpHelloAnswer{ack->engine_id, ack->version};
+}
+
+Result<TcpRailHello> tcp_hello_receive(int fd, Duration timeout) {
+    auto in = read_frame_blocking(fd, SteadyClock::instance().now() + timeout);
+    if (!in) return in.status();
+    const auto* hello = std::get_if<wire::Hello>(&in->body);
+    if (hello == nullptr)
+        return Status(Code::InvalidArgument, std::string("tcp hello: expected hello, got ") +
+                                                 wire::frame_type_name(wire::frame_type(*in)));
+    if (hello->rails.size() != 1 || hello->rails[0].kind != wire::RailKind::Tcp)
+        return Status(Code::InvalidArgument, "tcp hello: a rail socket's hello must list exactly one tcp rail");
+    TcpRailHello got{.connection_id = in->connection_id, .engine_id = hello->engine_id, .rail = hello->rails[0]};
+    auto version = wire::negotiate_version(hello->version_min, hello->version_max);
+    got.version = version ? *version : 0;
+    return got;
+}
+
+Status tcp_hello_reply(int fd, const TcpRailHello& received, std::uint64_t engine_id, wire::HelloResult result,
+                       Duration timeout) {
+    if (received.version == 0) result = wire::HelloResult::VersionMismatch;
+    wire::HelloAck ack{.engine_id = engine_id, .result = result, .version = 0, .rails = {}};
+    if (result == wire::HelloResult::Accepted) {
+        ack.version = received.version;
+        ack.rails = {received.rail};
+    }
+    wire::Frame out{.rail_id = received.rail.rail_id, .connection_id = received.connection_id, .body = ack};
+    if (Status s = write_frame_blocking(fd, out, SteadyClock::instance().now() + timeout); !s) return s;
+    if (result == wire::HelloResult::VersionMismatch)
+        return Status(Code::Unsupported, "tcp hello: peer speaks no common protocol version");
+    return Status::ok();
+}
+
+} // namespace tent::tcp

@@ -1,0 +1,57 @@
+// The Hello exchange that opens every TCP rail's socket, before the socket
+// is handed to a TcpRail: the initiator names the connection (its id) and
+// the one rail the socket carries; the responder answers with HelloAck.
+// Blocking with a deadline (poll on the non-blocking socket): the engine
+// runs these on its connection-setup path, not in its progress loop.
+//
+//   initiator                               responder
+//   fd = tcp_connect(...)                   fd = listener.accept()
+//   tcp_hello_initiate(fd, hello, t) ---->  got = tcp_hello_receive(fd, t)
+//                                           (engine finds connection got.connection_id)
+//                                    <----  tcp_hello_reply(fd, got, my_engine_id, Accepted, t)
+//
+// Exactly one frame is read each way (never a byte beyond it), so data
+// frames that follow the HelloAck stay in the socket for the rail.
+#pragma once
+
+#include <cstdint>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "wire/control_frames.h"
+#include "wire/frame.h"
+
+namespace tent::tcp {
+
+struct TcpRailHello {
+    std::uint64_t connection_id = 0; // non-zero, chosen by the initiator
+    std::uint64_t engine_id = 0;     // the sender's engine (non-zero)
+    wire::RailInfo rail{.rail_id = 0, .kind = wire::RailKind::Tcp};
+    // Filled by tcp_hello_receive: the version both sides speak, or 0 when
+    // the ranges do not overlap (the reply must then be VersionMismatch).
+    std::uint8_t version = 0;
+};
+
+struct TcpHelloAnswer {
+    std::uint64_t peer_engine_id = 0;
+    std::uint8_t version = 0;
+};
+
+// Sends Hello and waits for HelloAck. Code::Unsupported on a version
+// mismatch, Code::RailDown when refused, Code::Timeout, Code::InvalidArgument
+// on a malformed or unexpected answer.
+Result<TcpHelloAnswer> tcp_hello_initiate(int fd, const TcpRailHello& hello, Duration timeout);
+
+// Reads the Hello of a freshly accepted socket; it must list exactly one TCP rail.
+Result<TcpRailHello> tcp_hello_receive(int fd, Duration timeout);
+
+// Answers a received Hello. Accepted is turned into VersionMismatch when
+// received.version is 0 (and Code::Unsupported returned after sending it).
+Status tcp_hello_reply(int fd, const TcpRailHello& received, std::uint64_t engine_id, wire::HelloResult result,
+                       Duration timeout);
+
+// Frame I/O with a deadline, for setup exchanges on a non-blocking socket.
+Status write_frame_blocking(int fd, const wire::Frame& frame, TimePoint deadline);
+Result<wire::Frame> read_frame_blocking(int fd, TimePoint deadline);
+
+} // namespace tent::tcp

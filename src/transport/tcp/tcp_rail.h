@@ -1,0 +1,181 @@
+// TcpRail: a Rail over one connected, non-blocking TCP socket, speaking
+// tent's wire frames. One object is both ends of the rail: the initiator of
+// the operations it posts and the target of the operations its peer posts.
+//
+// Initiator: post() encodes one frame per op (Write, ReadRequest, Send,
+// Probe) into an outgoing queue flushed with sendmsg (partial writes keep
+// their place); Write and Send data go from the op's buffer to the socket
+// without a copy. Each op gets a rail-local sequence number and completes
+// exactly once: Write and Send when the peer's Ack arrives, Read with its
+// ReadResponse, Probe with its ProbeReply (outcome ProbeAnswered); a Nack
+// completes it with RailOutcome::RemoteAccess and the peer's reason.
+//
+// Target: an incoming Write or ReadRequest is checked against the
+// registration the RegionLookup returns for its key (key, bounds, access
+// flags: wire::check_remote_access) before memory is touched; a violation
+// answers a Nack and touches nothing. An incoming Send goes to progress()'s
+// on_message callback, then is acked.
+//
+// Send payloads carry the op's send_header in front: u16 header length
+// (little-endian), header bytes, payload. Hence max_op_length() is the wire
+// data maximum less kSendHeaderReserve.
+//
+// Failure: a peer that closes or resets the socket, stays silent for
+// tcp_silence_intervals heartbeats, or sends a frame this side rejects
+// ("tcp frame rejected") closes the rail. Every outstanding op then
+// completes -- the oldest with the error (RetryExceeded, or Timeout for
+// silence), the others Flushed, as a failed QP reports them -- and post()
+// returns Code::RailDown from then on. close() (local) flushes them all.
+//
+// Waiting: wait_fd() is the socket (readable on input, and on EOF after a
+// close so the failure completions are collected). A caller that epolls it
+// itself must also wait for writability while wants_write() and wake up by
+// next_timer(); TcpPoller does all of this for many rails on one epoll fd.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "transport/rail.h"
+#include "transport/tcp/region_lookup.h"
+#include "transport/tcp/silence_detector.h"
+#include "transport/tcp/tcp_rail_params.h"
+#include "transport/tcp/unique_fd.h"
+#include "wire/frame.h"
+#include "wire/protocol.h"
+
+namespace tent::tcp {
+
+// Bytes reserved in a Send frame for the header length and header.
+inline constexpr std::uint64_t kSendHeaderReserve = 1024;
+inline constexpr std::uint64_t kMaxSendHeaderLength = kSendHeaderReserve - 2;
+
+struct TcpRailIdentity {
+    std::uint64_t connection_id = 0; // from the Hello exchange (non-zero)
+    std::uint16_t rail_id = 0;
+    std::string name;                // e.g. "tcp 127.0.0.1->127.0.0.2:7000"
+};
+
+class TcpRail final : public Rail {
+public:
+    // fd: a connected socket whose Hello exchange is done. It is made
+    // non-blocking with TCP_NODELAY and params' buffer sizes.
+    static Result<std::unique_ptr<TcpRail>> create(UniqueFd fd, TcpRailIdentity identity, TcpRailParams params,
+                                                   RegionLookup regions, const Clock& clock);
+    ~TcpRail() override;
+    TcpRail(const TcpRail&) = delete;
+    TcpRail& operator=(const TcpRail&) = delete;
+
+    TransportKind kind() const override { return TransportKind::Tcp; }
+    const std::string& name() const override { return identity_.name; }
+    std::uint64_t max_op_length() const override { return wire::kMaxDataLength - kSendHeaderReserve; }
+    Status post(const RailOp& op) override;
+    void progress(std::vector<RailCompletion>& done,
+                  const std::function<void(const RailMessage&)>& on_message) override;
+    int wait_fd() const override { return fd_.get(); }
+
+    bool is_open() const { return open_; }
+    // Why the rail closed (ok while open).
+    const Status& close_reason() const { return close_reason_; }
+    // Closes locally: outstanding ops complete Flushed at the next progress().
+    void close();
+
+    // Outgoing bytes are queued: wait for the socket to become writable.
+    bool wants_write() const { return open_ && tx_bytes_ > 0; }
+    // Completions are waiting to be collected by progress().
+    bool has_completions() const { return !ready_.empty(); }
+    // When progress() must run even without socket activity (heartbeat due,
+    // or the silence limit reached). While bytes are queued no heartbeat is
+    // added, so only the silence limit counts (a full socket must not spin).
+    TimePoint next_timer() const {
+        return tx_.empty() ? silence_.next_deadline() : silence_.dead_deadline();
+    }
+    std::size_t outstanding() const { return pending_.size() + probes_.size(); }
+
+private:
+    struct Pending {
+        std::uint64_t cookie = 0;
+        RailOpcode opcode = RailOpcode::Write;
+        void* local = nullptr;
+        std::uint64_t length = 0;
+        std::uint64_t remote_addr = 0;
+        std::uint32_t rkey = 0;
+        TimePoint posted{};
+        std::uint64_t order = 0; // posting order, for failing the oldest first
+    };
+
+    TcpRail(UniqueFd fd, TcpRailIdentity identity, TcpRailParams params, RegionLookup regions, const Clock& clock);
+
+    Status queue_frame(const wire::Frame& frame);
+    void queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail);
+    void flush();
+    void receive(const std::function<void(const RailMessage&)>& on_message);
+    void check_timers();
+
+    // Frame handlers; a false return means the frame was rejected (the rail
+    // is closed by then).
+    bool handle(const wire::Frame& frame, const std::function<void(const RailMessage&)>& on_message);
+    bool handle_write(const wire::Frame& f, const wire::Write& w);
+    bool handle_read_request(const wire::Frame& f, const wire::ReadRequest& r);
+    bool handle_send(const wire::Frame& f, const wire::Send& s,
+                     const std::function<void(const RailMessage&)>& on_message);
+    bool handle_ack(const wire::Frame& f, const wire::Ack& a);
+    bool handle_nack(const wire::Frame& f, const wire::Nack& n);
+    bool handle_read_response(const wire::Frame& f, const wire::ReadResponse& r);
+    bool handle_probe_reply(const wire::ProbeReply& r);
+    bool check_incoming_seq(const wire::Frame& f);
+
+    void complete(const Pending& p, RailOutcome outcome, Status status);
+    void reject_frame(const std::string& reason);
+    // Closes the rail: the oldest outstanding op gets `first`, the rest Flushed.
+    void fail(Code code, const std::string& reason, RailOutcome first);
+    std::string describe(const Pending& p) const;
+    // A frame of this rail's connection and rail id.
+    wire::Frame frame_for(std::uint64_t seq, wire::FrameBody body) const;
+
+    UniqueFd fd_;
+    TcpRailIdentity identity_;
+    TcpRailParams params_;
+    RegionLookup regions_;
+    const Clock& clock_;
+    SilenceDetector silence_;
+    bool open_ = true;
+    Status close_reason_;
+
+    // Initiator state.
+    std::uint64_t next_seq_ = 1;
+    std::uint64_t next_nonce_ = 1;
+    std::uint64_t next_order_ = 0;
+    std::map<std::uint64_t, Pending> pending_; // by sequence number (Write, Read, Send)
+    std::map<std::uint64_t, Pending> probes_;  // by nonce
+    std::vector<RailCompletion> ready_;        // handed out by the next progress()
+
+    // Target state: the peer's ops must arrive in sequence.
+    std::uint64_t expected_peer_seq_ = 1;
+
+    // An outgoing frame: encoded bytes, then (Write, Send) data sent
+    // straight from the op's local buffer, which the engine keeps valid
+    // until the op completes.
+    struct TxFrame {
+        std::vector<std::uint8_t> head;
+        std::span<const std::uint8_t> tail;
+        std::size_t size() const { return head.size() + tail.size(); }
+    };
+    // Outgoing frames; the front one may be partly sent.
+    std::deque<TxFrame> tx_;
+    std::size_t tx_front_sent_ = 0;
+    std::size_t tx_bytes_ = 0;
+
+    // Incoming stream: bytes [rx_begin_, rx_end_) of rx_ are not yet framed.
+    std::vector<std::uint8_t> rx_;
+    std::size_t rx_begin_ = 0;
+    std::size_t rx_end_ = 0;
+};
+
+} // namespace tent::tcp

@@ -1,0 +1,180 @@
+// A TCP rail moves bytes exactly: one-sided writes and reads and two-sided
+// sends at every size from 1 byte to the rail's maximum arrive intact (every
+// byte checked), each op completes exactly once with its cookie, and many
+// ops in flight over a tiny socket buffer (forcing partial writes) all land.
+#include <criterion/criterion.h>
+
+#include <set>
+
+#include "tcp_pair.h"
+
+using namespace tcp_test;
+
+namespace {
+
+constexpr std::uint32_t kKey = 0xA11CE;
+
+std::vector<std::uint64_t> sizes(std::uint64_t max) {
+    return {1, 2, 3, 31, 32, 33, 4095, 4096, 4097, 65536, 1000003, max - 1, max};
+}
+
+} // namespace
+
+Test(tcp_rail_data, max_op_length_leaves_room_for_the_send_header) {
+    auto pair = make_pair();
+    cr_assert(pair->ok());
+    cr_expect_eq(pair->a->max_op_length(), wire::kMaxDataLength - kSendHeaderReserve);
+    cr_expect_eq(pair->a->kind(), TransportKind::Tcp);
+    std::vector<std::uint8_t> big(pair->a->max_op_length() + 1);
+    Status s = pair->a->post(write_op(1, big.data(), big.size(), 0, kKey));
+    cr_expect_eq(s.code(), Code::InvalidArgument, "%s", s.to_string().c_str());
+    cr_expect(pair->drive_until(0, 50ms));
+    cr_expect_eq(pair->done_a.size(), 0u, "a rejected post has no completion");
+}
+
+Test(tcp_rail_data, writes_of_every_size_land_byte_exact) {
+    auto pair = make_pair();
+    cr_assert(pair->ok());
+    const std::uint64_t max = pair->a->max_op_length();
+    std::vector<std::uint8_t> target(max + 64, 0xEE);
+    pair->regions_b.add(kKey, target.data(), target.size(), wire::kAccessAll);
+    std::uint32_t seed = 1;
+    for (std::uint64_t n : sizes(max)) {
+        auto src = pattern(n, ++seed);
+        std::fill(target.begin(), target.end(), 0xEE);
+        const std::uint64_t offset = n % 61;
+        const std::size_t before = pair->done_a.size();
+        Status s = pair->a->post(write_op(1000 + n, src.data(), n, addr(target.data()) + offset, kKey));
+        cr_assert(s.is_ok(), "%s", s.to_string().c_str());
+        cr_assert(pair->drive_until(before + 1), "write of %lu bytes never completed", n);
+        const auto& c = pair->done_a.back();
+        cr_expect_eq(c.cookie, 1000 + n);
+        cr_expect_eq(c.outcome, RailOutcome::Success, "%s", c.status.to_string().c_str());
+        cr_expect_eq(first_difference(target.data() + offset, src.data(), n), -1, "write of %lu bytes", n);
+        // Nothing around the range was touched.
+        for (std::uint64_t i = 0; i < offset; ++i) cr_assert_eq(target[i], 0xEE);
+        for (std::uint64_t i = offset + n; i < target.size(); ++i) cr_assert_eq(target[i], 0xEE);
+    }
+    cr_expect_eq(pair->done_a.size(), sizes(max).size(), "exactly one completion per write");
+}
+
+Test(tcp_rail_data, reads_of_every_size_return_byte_exact) {
+    auto pair = make_pair();
+    cr_assert(pair->ok());
+    const std::uint64_t max = pair->a->max_op_length();
+    auto remote = pattern(max + 64, 77);
+    pair->regions_b.add(kKey, remote.data(), remote.size(), wire::kAccessLocalWrite | wire::kAccessRemoteRead);
+    std::vector<std::uint8_t> local(max);
+    for (std::uint64_t n : sizes(max)) {
+        std::fill(local.begin(), local.end(), 0x11);
+        const std::uint64_t offset = n % 53;
+        const std::size_t before = pair->done_a.size();
+        Status s = pair->a->post(read_op(n, local.data(), n, addr(remote.data()) + offset, kKey));
+        cr_assert(s.is_ok(), "%s", s.to_string().c_str());
+        cr_assert(pair->drive_until(before + 1), "read of %lu bytes never completed", n);
+        cr_expect_eq(pair->done_a.back().cookie, n);
+        cr_expect_eq(pair->done_a.back().outcome, RailOutcome::Success, "%s",
+                     pair->done_a.back().status.to_string().c_str());
+        cr_expect_eq(first_difference(local.data(), remote.data() + offset, n), -1, "read of %lu bytes", n);
+        for (std::uint64_t i = n; i < local.size(); ++i) cr_assert_eq(local[i], 0x11, "read wrote past its length");
+    }
+}
+
+Test(tcp_rail_data, sends_of_every_size_arrive_with_header_in_order) {
+    auto pair = make_pair();
+    cr_assert(pair->ok());
+    const std::uint64_t max = pair->a->max_op_length();
+    auto all = sizes(max);
+    std::vector<std::vector<std::uint8_t>> payloads, headers;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        payloads.push_back(pattern(all[i], 300 + i));
+        headers.push_back(pattern(i == 0 ? 0 : i == 1 ? kMaxSendHeaderLength : 16 + i, 900 + i));
+    }
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        Status s = pair->a->post(send_op(i, payloads[i].data(), all[i], headers[i]));
+        cr_assert(s.is_ok(), "%s", s.to_string().c_str());
+    }
+    cr_assert(pair->drive_until(all.size()));
+    cr_assert_eq(pair->messages_b.size(), all.size(), "each send delivered exactly once");
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        cr_expect_eq(pair->done_a[i].outcome, RailOutcome::Success);
+        cr_expect_eq(pair->done_a[i].cookie, i, "completions in posting order");
+        cr_assert_eq(pair->messages_b[i].size(), all[i]);
+        cr_expect_eq(first_difference(pair->messages_b[i].data(), payloads[i].data(), all[i]), -1, "send %zu", i);
+        cr_assert_eq(pair->headers_b[i].size(), headers[i].size());
+        cr_expect_eq(first_difference(pair->headers_b[i].data(), headers[i].data(), headers[i].size()), -1);
+    }
+    std::vector<std::uint8_t> too_big_header(kMaxSendHeaderLength + 1);
+    std::uint8_t one = 1;
+    Status s = pair->a->post(send_op(99, &one, 1, too_big_header));
+    cr_expect_eq(s.code(), Code::InvalidArgument);
+}
+
+Test(tcp_rail_data, zero_length_ops_and_probes_complete) {
+    auto pair = make_pair();
+    cr_assert(pair->ok());
+    std::uint8_t target[8] = {};
+    pair->regions_b.add(kKey, target, sizeof target, wire::kAccessAll);
+    cr_assert(pair->a->post(write_op(1, nullptr, 0, addr(target), kKey)).is_ok());
+    cr_assert(pair->a->post(read_op(2, nullptr, 0, addr(target), kKey)).is_ok());
+    cr_assert(pair->a->post(probe_op(3)).is_ok());
+    cr_assert(pair->a->post(send_op(4, nullptr, 0)).is_ok());
+    cr_assert(pair->drive_until(4));
+    std::map<std::uint64_t, RailOutcome> by_cookie;
+    for (const auto& c : pair->done_a) by_cookie[c.cookie] = c.outcome;
+    cr_expect_eq(by_cookie.size(), 4u);
+    cr_expect_eq(by_cookie[1], RailOutcome::Success);
+    cr_expect_eq(by_cookie[2], RailOutcome::Success);
+    cr_expect_eq(by_cookie[3], RailOutcome::ProbeAnswered);
+    cr_expect_eq(by_cookie[4], RailOutcome::Success);
+    cr_expect_eq(pair->messages_b.size(), 1u);
+    cr_expect(pair->messages_b[0].empty());
+}
+
+// 2000 writes of assorted sizes posted before any progress, through 4 KiB
+// socket buffers: the outgoing queue is flushed in many partial writes.
+Test(tcp_rail_data, many_ops_in_flight_through_a_small_send_buffer) {
+    auto pair = make_pair(SteadyClock::instance(), 4096);
+    cr_assert(pair->ok());
+    constexpr std::size_t kOps = 2000;
+    std::vector<std::uint64_t> offsets(kOps + 1, 0);
+    for (std::size_t i = 0; i < kOps; ++i) offsets[i + 1] = offsets[i] + 1 + (i * 7919) % 9000;
+    auto src = pattern(offsets[kOps], 5);
+    std::vector<std::uint8_t> target(offsets[kOps], 0);
+    pair->regions_b.add(kKey, target.data(), target.size(), wire::kAccessAll);
+    for (std::size_t i = 0; i < kOps; ++i) {
+        Status s = pair->a->post(write_op(i, src.data() + offsets[i], offsets[i + 1] - offsets[i],
+                                          addr(target.data()) + offsets[i], kKey));
+        cr_assert(s.is_ok(), "%s", s.to_string().c_str());
+    }
+    cr_expect_gt(pair->a->outstanding(), 0u);
+    cr_assert(pair->drive_until(kOps, 20s));
+    std::set<std::uint64_t> cookies;
+    for (const auto& c : pair->done_a) {
+        cr_expect_eq(c.outcome, RailOutcome::Success);
+        cookies.insert(c.cookie);
+    }
+    cr_expect_eq(cookies.size(), kOps, "every op completed exactly once");
+    cr_expect_eq(pair->done_a.size(), kOps);
+    cr_expect_eq(first_difference(target.data(), src.data(), src.size()), -1);
+    cr_expect_eq(pair->a->outstanding(), 0u);
+}
+
+// Both sides initiate at once: each rail is initiator and target.
+Test(tcp_rail_data, both_directions_at_once) {
+    auto pair = make_pair();
+    cr_assert(pair->ok());
+    auto a_mem = pattern(100000, 1), b_mem = pattern(100000, 2);
+    const auto a_orig = a_mem, b_orig = b_mem;
+    pair->regions_a.add(kKey, a_mem.data(), a_mem.size(), wire::kAccessAll);
+    pair->regions_b.add(kKey, b_mem.data(), b_mem.size(), wire::kAccessAll);
+    // a writes its second half over b's first half; b writes its second half over a's first half.
+    cr_assert(pair->a->post(write_op(1, a_mem.data() + 50000, 50000, addr(b_mem.data()), kKey)).is_ok());
+    cr_assert(pair->b->post(write_op(2, b_mem.data() + 50000, 50000, addr(a_mem.data()), kKey)).is_ok());
+    cr_assert(pair->drive_until(1));
+    for (int i = 0; i < 1000 && pair->done_b.empty(); ++i) pair->drive_until(1, 5ms);
+    cr_assert_eq(pair->done_b.size(), 1u);
+    cr_expect_eq(pair->done_b[0].outcome, RailOutcome::Success);
+    cr_expect_eq(first_difference(b_mem.data(), a_orig.data() + 50000, 50000), -1);
+    cr_expect_eq(first_difference(a_mem.data(), b_orig.data() + 50000, 50000), -1);
+}
