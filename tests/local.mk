@@ -258,3 +258,12 @@ tests_unit_tcp_test_data_frame_prefix_SOURCES = tests/unit/tcp/test_data_frame_p
 tests_unit_tcp_test_data_frame_prefix_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_tcp_test_data_frame_prefix_LDADD = $(TEST_LIBS)
 endif
+
+# engine helper: two engines in two processes over TCP rails
+if ENABLE_TESTS
+check_PROGRAMS += tests/engine/test_tcp_two_process
+TESTS += tests/engine/test_tcp_two_process
+tests_engine_test_tcp_two_process_SOURCES = tests/engine/test_tcp_two_process.cpp
+tests_engine_test_tcp_two_process_CPPFLAGS = $(TEST_CFLAGS)
+tests_engine_test_tcp_two_process_LDADD = $(TEST_LIBS)
+endif

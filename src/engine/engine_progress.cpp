@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "common/log.h"
@@ -74,14 +75,24 @@ void Engine::wait_for_work(bool busy) {
     fds.push_back({listen_fd_.get(), POLLIN, 0});
     for (auto& p : providers_)
         if (p->incoming_fd() >= 0) fds.push_back({p->incoming_fd(), POLLIN, 0});
+    TimePoint next_timer = TimePoint::max();
     for (auto& [id, conn] : connections_) {
         if (!conn->unreachable) fds.push_back({conn->control.get(), POLLIN, 0});
-        for (auto& r : conn->rails)
-            if (r.rail.rail->wait_fd() >= 0) fds.push_back({r.rail.rail->wait_fd(), POLLIN, 0});
+        for (auto& r : conn->rails) {
+            const Rail& rail = *r.rail.rail;
+            if (rail.wait_fd() >= 0)
+                fds.push_back({rail.wait_fd(), static_cast<short>(POLLIN | (rail.wants_write() ? POLLOUT : 0)), 0});
+            next_timer = std::min(next_timer, rail.next_timer());
+        }
     }
     // Rails without a descriptor (loopback) and pending operations are polled
-    // every millisecond; otherwise the thread sleeps until a descriptor fires.
+    // every millisecond; otherwise the thread sleeps until a descriptor fires
+    // or a rail's timer is due.
     int timeout_ms = (fd_less_rails_ || !inflight_.empty()) ? 1 : 100;
+    if (next_timer != TimePoint::max()) {
+        auto until = std::chrono::duration_cast<std::chrono::milliseconds>(next_timer - clock_.now()).count() + 1;
+        timeout_ms = static_cast<int>(std::clamp<long long>(until, 0, timeout_ms));
+    }
     (void)::poll(fds.data(), fds.size(), timeout_ms);
 }
 

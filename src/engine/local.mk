@@ -11,4 +11,5 @@ libtentcore_la_SOURCES += \
 	src/engine/connection.h src/engine/op.h \
 	src/engine/engine.h src/engine/engine.cpp src/engine/engine_connect.cpp \
 	src/engine/engine_progress.cpp src/engine/engine_datapath.cpp \
-	src/engine/default_providers.h src/engine/default_providers.cpp
+	src/engine/default_providers.h src/engine/default_providers.cpp \
+	src/engine/tcp_provider.h src/engine/tcp_provider.cpp

@@ -79,6 +79,12 @@ public:
     // A file descriptor that becomes readable when progress() has work
     // (completion channel, socket); -1 if the rail must be polled.
     virtual int wait_fd() const = 0;
+    // Outgoing bytes are queued: the caller also waits for wait_fd() to
+    // become writable.
+    virtual bool wants_write() const { return false; }
+    // When progress() must run even without descriptor activity (heartbeat,
+    // silence limit); TimePoint::max() when never.
+    virtual TimePoint next_timer() const { return TimePoint::max(); }
 };
 
 } // namespace tent
