@@ -47,6 +47,9 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
     std::unique_ptr<Engine> engine(new Engine(config, EngineParams::from_config(config), std::move(providers)));
     engine->monitor_ = std::make_unique<RailMonitor>(*monitor_params);
     engine->qos_ = std::make_unique<QosQueue>(QosParams::from_config(config), engine->clock_);
+    auto metrics = TentMetrics::create(engine->metrics_registry_);
+    if (!metrics) return metrics.status();
+    engine->metrics_.emplace(std::move(*metrics));
     if (Status s = engine->start(); !s) return s;
     return engine;
 }

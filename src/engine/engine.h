@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <thread>
@@ -38,6 +39,8 @@
 #include "engine/engine_types.h"
 #include "engine/memory_registry.h"
 #include "engine/unique_fd.h"
+#include "metrics/registry.h"
+#include "metrics/tent_metrics.h"
 #include "transport/provider.h"
 #include "wire/address_blob.h"
 
@@ -83,6 +86,9 @@ public:
     // Moves up to max completions to out; returns how many.
     std::size_t poll(std::vector<EngineCompletion>& out, std::size_t max);
     std::vector<RailStats> rail_stats() const;
+    // Counters and gauges of this engine (tent_metrics.h), for a stats
+    // publisher or Prometheus text; updated by the progress thread.
+    const Registry& metrics_registry() const { return metrics_registry_; }
 
     // RailSink (progress thread only).
     void adopt_rail(std::uint64_t connection_id, NewRail rail) override;
@@ -123,6 +129,8 @@ private:
     std::vector<std::unique_ptr<TransportProvider>> providers_;
     std::vector<std::size_t> hca_offset_, tcp_offset_;  // each provider's first blob entry
     MemoryRegistry registry_;
+    Registry metrics_registry_;
+    std::optional<TentMetrics> metrics_;
     wire::AddressBlob blob_;
     std::vector<std::uint8_t> blob_bytes_;
     UniqueFd listen_fd_;
@@ -161,6 +169,7 @@ private:
     std::unique_ptr<RailMonitor> monitor_;
     std::unique_ptr<QosQueue> qos_;
     bool fd_less_rails_ = false;
+    TimePoint last_gauges_{};
 
     std::atomic<bool> stop_{false};
     std::thread thread_;

@@ -114,6 +114,7 @@ void Engine::post_chunk(Op& op, std::size_t index) {
     Status s = slot.rail.rail->post(r);
     if (!s) {
         ++slot.errors;
+        metrics_->error(s.code());
         monitor_->record(slot.monitor_id, RailOutcome::SubmitFailed, clock_.now());
         TENT_WARN("rail-submit-failed", "%s: %s", slot.rail.rail->name().c_str(), s.to_string().c_str());
         if (op.error.is_ok()) op.error = s;
@@ -144,6 +145,7 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
                                        conn.selector->params().bandwidth);
     } else {
         ++slot.errors;
+        metrics_->error(c.status.code());
         TENT_WARN("rail-error", "%s: %s", slot.rail.rail->name().c_str(), c.status.to_string().c_str());
     }
     auto op_it = ops_.find(f.op);

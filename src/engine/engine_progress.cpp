@@ -141,11 +141,21 @@ void Engine::mark_unreachable(Connection& conn, const Status& why) {
 void Engine::refresh_stats() {
     std::vector<RailStats> stats;
     const TimePoint now = clock_.now();
+    // Gauges take a lock and a map lookup per rail: at most every 10 ms.
+    const bool gauges = now - last_gauges_ >= std::chrono::milliseconds(10);
+    if (gauges) last_gauges_ = now;
     for (const auto& [id, conn] : connections_)
-        for (const auto& r : conn->rails)
-            stats.push_back(RailStats{conn->id, r.rail.rail_id, r.rail.rail->name(), r.rail.rail->kind(),
-                                      monitor_->state(r.monitor_id, now), r.ops, r.bytes, r.errors,
-                                      r.inflight_bytes});
+        for (const auto& r : conn->rails) {
+            const std::string& name = r.rail.rail->name();
+            RailState state = monitor_->state(r.monitor_id, now);
+            stats.push_back(RailStats{conn->id, r.rail.rail_id, name, r.rail.rail->kind(), state, r.ops, r.bytes,
+                                      r.errors, r.inflight_bytes});
+            if (!gauges) continue;
+            metrics_->set_rail_state(name, state);
+            metrics_->set_rail_health(name, monitor_->health_score(r.monitor_id, now));
+            metrics_->inflight_bytes_series(name).set(static_cast<double>(r.inflight_bytes));
+            metrics_->set_ewma_bandwidth(name, r.ewma_bw);
+        }
     std::lock_guard lock(mutex_);
     stats_ = std::move(stats);
 }

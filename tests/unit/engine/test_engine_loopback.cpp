@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "engine_pair.h"
+#include "metrics/prometheus_text.h"
 #include "wire/memory_handle.h"
 
 using namespace tent;
@@ -226,6 +227,9 @@ Test(engine_loopback, broken_rail_completes_with_error_not_silently) {
     auto stats = p.a->rail_stats();
     cr_assert_eq(stats.size(), 1u);
     cr_expect_eq(stats[0].errors, 1u);
+    // The failure reached the metrics too.
+    std::string text = render_prometheus(p.a->metrics_registry().snapshot());
+    cr_expect(text.find("tent_errors_total{class=\"rail\"} 1") != std::string::npos, "%s", text.c_str());
 }
 
 Test(engine_loopback, peer_going_away_is_reported) {
