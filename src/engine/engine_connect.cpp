@@ -112,7 +112,8 @@ void Engine::serve_handshake(UniqueFd fd) {
     }
     auto frame = recv_frame(fd.get());
     if (!frame || !std::holds_alternative<wire::Hello>(frame->body)) {
-        TENT_WARN("engine-handshake", "rejected a control connection from %s: no Hello", blob->hostname.c_str());
+        TENT_WARN("engine-handshake", "rejected a control connection from %s: %s", blob->hostname.c_str(),
+                  frame ? "no Hello" : frame.status().to_string().c_str());
         return;
     }
     const auto& hello = std::get<wire::Hello>(frame->body);

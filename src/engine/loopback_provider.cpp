@@ -156,7 +156,9 @@ NewRail LoopbackProvider::make_rail(std::uint64_t connection_id, std::uint16_t r
 
 Status LoopbackProvider::propose_rails(const RailContext& ctx, std::vector<wire::RailInfo>& proposal) {
     for (std::size_t i = 0; i < fabric_->rails(); ++i)
-        proposal.push_back({static_cast<std::uint16_t>(ctx.first_rail_id + i), wire::RailKind::Tcp, 0, 0, 0});
+        proposal.push_back({static_cast<std::uint16_t>(ctx.first_rail_id + i),
+                            kind_ == TransportKind::Rdma ? wire::RailKind::Verbs : wire::RailKind::Tcp, 0, 0,
+                            kind_ == TransportKind::Rdma ? 1u : 0u});  // verbs rails name a QP
     return Status::ok();
 }
 

@@ -265,3 +265,53 @@ Test(engine_loopback, connect_to_nobody_fails_in_bounded_time) {
     cr_expect_not(r.is_ok());
     cr_expect_lt(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
+
+Test(engine_loopback, transport_hint_picks_the_rails_of_that_kind) {
+    // Two kinds of rails to the same peer, each kind on its own fabric so the
+    // bytes each carried can be told apart.
+    auto tcp_fabric = std::make_shared<LoopbackFabric>(2, std::vector<unsigned>{0});
+    auto rdma_fabric = std::make_shared<LoopbackFabric>(2, std::vector<unsigned>{0});
+    std::unique_ptr<Engine> a, b;
+    for (auto* e : {&a, &b}) {
+        std::vector<std::unique_ptr<TransportProvider>> p;
+        p.push_back(std::make_unique<LoopbackProvider>(tcp_fabric, TransportKind::Tcp));
+        p.push_back(std::make_unique<LoopbackProvider>(rdma_fabric, TransportKind::Rdma));
+        auto r = Engine::create(loopback_config(), std::move(p));
+        cr_assert(r.is_ok());
+        *e = std::move(*r);
+    }
+    auto peer = a->connect(b->address());
+    cr_assert(peer.is_ok());
+    const std::size_t size = 4u << 20;
+    std::vector<std::uint8_t> src(size), dst(size, 0);
+    fill(src, 9);
+    auto rs = a->register_memory(src.data(), size, wire::kAccessAll);
+    auto rd = b->register_memory(dst.data(), size, wire::kAccessAll);
+    cr_assert(rs.is_ok() && rd.is_ok());
+    auto remote = handle_bytes(**rd);
+    auto base = reinterpret_cast<std::uint64_t>(dst.data());
+    PostOptions o = with_cookie(1, Priority::High);
+    o.hint = TransportKind::Rdma;
+    cr_assert(a->post_write(*peer, src.data(), size, remote, base, o).is_ok());
+    cr_assert_eq(wait_completions(*a, 1).size(), 1u);
+    std::uint64_t rdma_bytes = rdma_fabric->bytes(2) + rdma_fabric->bytes(3);
+    cr_expect_eq(rdma_bytes, size, "rdma rails carried %llu bytes", (unsigned long long)rdma_bytes);
+    cr_expect_eq(tcp_fabric->bytes(0) + tcp_fabric->bytes(1), 0u);
+    cr_expect(dst == src);
+
+    o.hint = TransportKind::Tcp;
+    o.priority = Priority::Low;
+    std::fill(dst.begin(), dst.end(), 0);
+    cr_assert(a->post_write(*peer, src.data(), size, remote, base, o).is_ok());
+    cr_assert_eq(wait_completions(*a, 1).size(), 1u);
+    cr_expect_eq(tcp_fabric->bytes(0) + tcp_fabric->bytes(1), size);
+    cr_expect_eq(rdma_fabric->bytes(2) + rdma_fabric->bytes(3), rdma_bytes, "no more rdma traffic");
+    cr_expect(dst == src);
+
+    // A hint with no rail of its kind falls back to the others.
+    o.hint = TransportKind::Shm;
+    cr_assert(a->post_write(*peer, src.data(), 100, remote, base, o).is_ok());
+    auto c = wait_completions(*a, 1);
+    cr_assert_eq(c.size(), 1u);
+    cr_expect(c[0].status.is_ok());
+}
