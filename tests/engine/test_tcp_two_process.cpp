@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -185,4 +187,62 @@ Test(engine_tcp, two_processes_every_byte, .timeout = 90) {
     int status = 0;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+}
+
+// A peer killed in the middle of traffic: every posted request still
+// completes (most with an error), the peer is reported unreachable, and
+// nothing hangs.
+Test(engine_tcp, killed_peer_fails_requests_without_hanging, .timeout = 60) {
+    int up[2], down[2];
+    cr_assert_eq(pipe(up), 0);
+    cr_assert_eq(pipe(down), 0);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        close(up[0]);
+        close(down[1]);
+        child(up[1], down[0]);
+    }
+    close(up[1]);
+    close(down[0]);
+    std::uint32_t blob_len = 0;
+    cr_assert(read_all(up[0], &blob_len, 4));
+    std::vector<std::uint8_t> blob(blob_len), key(wire::kMemoryHandleSize);
+    std::uint64_t remote = 0;
+    cr_assert(read_all(up[0], blob.data(), blob_len) && read_all(up[0], key.data(), key.size()) &&
+              read_all(up[0], &remote, 8));
+    auto e = make_engine();
+    cr_assert_not_null(e);
+    std::atomic<int> unreachable{0};
+    e->set_unreachable_callback([&](PeerId, const Status&) { ++unreachable; });
+    auto peer = e->connect(blob);
+    cr_assert(peer.is_ok());
+    std::vector<std::uint8_t> src(kMax, 0x77);
+    auto reg = e->register_memory(src.data(), kMax, wire::kAccessAll);
+    cr_assert(reg.is_ok());
+    const int kOps = 40;
+    int posted = 0;
+    for (int i = 0; i < kOps; ++i) {
+        PostOptions o;
+        o.cookie = static_cast<std::uint64_t>(i);
+        Status s = i % 2 ? e->post_send(*peer, src.data(), 1u << 20, o)
+                         : e->post_write(*peer, src.data(), kMax, key, remote, o);
+        if (s.is_ok()) ++posted;
+        if (i == 4) kill(pid, SIGKILL);
+    }
+    auto c = wait_completions(*e, static_cast<std::size_t>(posted));
+    cr_expect_eq(c.size(), static_cast<std::size_t>(posted), "%zu of %d requests completed", c.size(), posted);
+    std::size_t failed = 0;
+    for (auto& x : c) failed += !x.status.is_ok();
+    cr_expect_gt(failed, 0u);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (unreachable == 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    cr_expect_eq(unreachable.load(), 1);
+    PostOptions o;
+    cr_expect_eq(e->post_send(*peer, src.data(), 1, o).code(), Code::PeerUnreachable);
+    close(down[1]);
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_expect(WIFSIGNALED(status));
 }
