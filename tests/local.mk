@@ -267,3 +267,45 @@ tests_engine_test_tcp_two_process_SOURCES = tests/engine/test_tcp_two_process.cp
 tests_engine_test_tcp_two_process_CPPFLAGS = $(TEST_CFLAGS)
 tests_engine_test_tcp_two_process_LDADD = $(TEST_LIBS)
 endif
+
+# verbs helper
+if ENABLE_TESTS
+verbs_tests = \
+	tests/unit/verbs/test_wc_outcome \
+	tests/unit/verbs/test_async_event \
+	tests/unit/verbs/test_verbs_address \
+	tests/unit/verbs/test_verbs_data \
+	tests/unit/verbs/test_verbs_faults \
+	tests/unit/verbs/test_verbs_flow \
+	tests/unit/verbs/test_verbs_two_process
+check_PROGRAMS += $(verbs_tests)
+TESTS += $(verbs_tests)
+# The simverbs tests re-run themselves with LD_LIBRARY_PATH set to this
+# directory (and skip if the library is not built).
+VERBS_TEST_CFLAGS = $(TEST_CFLAGS) -DSIMVERBS_LIBDIR='"$(abs_top_builddir)/tests/simverbs/lib/.libs"'
+tests_unit_verbs_test_wc_outcome_SOURCES = tests/unit/verbs/test_wc_outcome.cpp
+tests_unit_verbs_test_wc_outcome_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_verbs_test_wc_outcome_LDADD = $(TEST_LIBS)
+tests_unit_verbs_test_async_event_SOURCES = tests/unit/verbs/test_async_event.cpp
+tests_unit_verbs_test_async_event_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_verbs_test_async_event_LDADD = $(TEST_LIBS)
+tests_unit_verbs_test_verbs_address_SOURCES = tests/unit/verbs/test_verbs_address.cpp
+tests_unit_verbs_test_verbs_address_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_verbs_test_verbs_address_LDADD = $(TEST_LIBS)
+tests_unit_verbs_test_verbs_data_SOURCES = tests/unit/verbs/test_verbs_data.cpp \
+	tests/unit/verbs/rail_pair.h tests/unit/verbs/simverbs_env.h
+tests_unit_verbs_test_verbs_data_CPPFLAGS = $(VERBS_TEST_CFLAGS)
+tests_unit_verbs_test_verbs_data_LDADD = $(TEST_LIBS)
+tests_unit_verbs_test_verbs_faults_SOURCES = tests/unit/verbs/test_verbs_faults.cpp \
+	tests/unit/verbs/rail_pair.h tests/unit/verbs/simverbs_env.h
+tests_unit_verbs_test_verbs_faults_CPPFLAGS = $(VERBS_TEST_CFLAGS)
+tests_unit_verbs_test_verbs_faults_LDADD = $(TEST_LIBS)
+tests_unit_verbs_test_verbs_flow_SOURCES = tests/unit/verbs/test_verbs_flow.cpp \
+	tests/unit/verbs/rail_pair.h tests/unit/verbs/simverbs_env.h
+tests_unit_verbs_test_verbs_flow_CPPFLAGS = $(VERBS_TEST_CFLAGS)
+tests_unit_verbs_test_verbs_flow_LDADD = $(TEST_LIBS)
+tests_unit_verbs_test_verbs_two_process_SOURCES = tests/unit/verbs/test_verbs_two_process.cpp \
+	tests/unit/verbs/rail_pair.h tests/unit/verbs/simverbs_env.h
+tests_unit_verbs_test_verbs_two_process_CPPFLAGS = $(VERBS_TEST_CFLAGS)
+tests_unit_verbs_test_verbs_two_process_LDADD = $(TEST_LIBS)
+endif

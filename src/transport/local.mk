@@ -17,3 +17,14 @@ libtentcore_la_SOURCES += \
 	src/transport/tcp/data_frame_prefix.h src/transport/tcp/data_frame_prefix.cpp \
 	src/transport/tcp/tcp_rail.h src/transport/tcp/tcp_rail.cpp \
 	src/transport/tcp/tcp_poller.h src/transport/tcp/tcp_poller.cpp
+# verbs helper
+libtentcore_la_SOURCES += \
+	src/transport/verbs/verbs_params.h src/transport/verbs/verbs_params.cpp \
+	src/transport/verbs/wc_outcome.h src/transport/verbs/wc_outcome.cpp \
+	src/transport/verbs/gid.h src/transport/verbs/gid.cpp \
+	src/transport/verbs/verbs_device.h src/transport/verbs/verbs_device.cpp \
+	src/transport/verbs/verbs_memory.h src/transport/verbs/verbs_memory.cpp \
+	src/transport/verbs/verbs_cq.h src/transport/verbs/verbs_cq.cpp \
+	src/transport/verbs/verbs_rail.h src/transport/verbs/verbs_rail.cpp \
+	src/transport/verbs/async_event.h src/transport/verbs/async_event.cpp \
+	src/transport/verbs/verbs_address.h src/transport/verbs/verbs_address.cpp

@@ -1,0 +1,93 @@
+// Pure pieces of the verbs rail: work-completion status -> RailOutcome, GID
+// selection, and parameters built from the knob table. No device needed.
+#include <criterion/criterion.h>
+
+#include "config/config.h"
+#include "transport/verbs/gid.h"
+#include "transport/verbs/verbs_params.h"
+#include "transport/verbs/wc_outcome.h"
+
+using namespace tent;
+
+Test(wc_outcome, each_status_maps_to_the_outcome_the_health_layer_expects) {
+    cr_expect_eq(rail_outcome_of(IBV_WC_SUCCESS), RailOutcome::Success);
+    cr_expect_eq(rail_outcome_of(IBV_WC_RETRY_EXC_ERR), RailOutcome::RetryExceeded);
+    cr_expect_eq(rail_outcome_of(IBV_WC_RNR_RETRY_EXC_ERR), RailOutcome::RetryExceeded);
+    cr_expect_eq(rail_outcome_of(IBV_WC_WR_FLUSH_ERR), RailOutcome::Flushed);
+    cr_expect_eq(rail_outcome_of(IBV_WC_REM_ACCESS_ERR), RailOutcome::RemoteAccess);
+    cr_expect_eq(rail_outcome_of(IBV_WC_REM_INV_REQ_ERR), RailOutcome::RemoteAccess);
+    cr_expect_eq(rail_outcome_of(IBV_WC_REM_OP_ERR), RailOutcome::RemoteAccess);
+    cr_expect_eq(rail_outcome_of(IBV_WC_LOC_PROT_ERR), RailOutcome::LocalProtection);
+    cr_expect_eq(rail_outcome_of(IBV_WC_LOC_LEN_ERR), RailOutcome::LocalProtection);
+    cr_expect_eq(rail_outcome_of(IBV_WC_LOC_QP_OP_ERR), RailOutcome::LocalProtection);
+    cr_expect_eq(rail_outcome_of(IBV_WC_RESP_TIMEOUT_ERR), RailOutcome::Timeout);
+    cr_expect_eq(rail_outcome_of(IBV_WC_FATAL_ERR), RailOutcome::LocalProtection);
+}
+
+Test(wc_outcome, no_error_status_and_no_unknown_status_is_success) {
+    for (int s = IBV_WC_LOC_LEN_ERR; s <= IBV_WC_TM_RNDV_INCOMPLETE + 5; ++s)
+        cr_expect_neq(rail_outcome_of(static_cast<ibv_wc_status>(s)), RailOutcome::Success, "status %d", s);
+}
+
+Test(wc_outcome, failures_carry_a_rail_scoped_code) {
+    cr_expect_eq(status_code_of(RailOutcome::Success), Code::Ok);
+    cr_expect_eq(status_code_of(RailOutcome::ProbeAnswered), Code::Ok);
+    for (auto o : {RailOutcome::RetryExceeded, RailOutcome::Flushed, RailOutcome::RemoteAccess,
+                   RailOutcome::LocalProtection, RailOutcome::ProbeFailed, RailOutcome::Timeout})
+        cr_expect(scope_of(status_code_of(o)) == Scope::Rail || status_code_of(o) == Code::Timeout, "%s",
+                  rail_outcome_name(o));
+    cr_expect_eq(status_code_of(RailOutcome::RemoteAccess), Code::RemoteAccess);
+}
+
+namespace {
+
+ibv_gid gid_of(std::initializer_list<int> bytes) {
+    ibv_gid g{};
+    int i = 0;
+    for (int b : bytes) g.raw[i++] = static_cast<std::uint8_t>(b);
+    return g;
+}
+
+ibv_gid ipv4_gid(int a, int b, int c, int d) { return gid_of({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d}); }
+
+} // namespace
+
+Test(gid, the_first_ipv4_mapped_gid_is_selected) {
+    ibv_gid link_local = gid_of({0xfe, 0x80, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8});
+    ibv_gid v6 = gid_of({0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 1, 2, 3, 4});
+    std::vector<ibv_gid> table{link_local, v6, ipv4_gid(10, 0, 0, 1), ipv4_gid(10, 0, 0, 2)};
+    cr_expect_eq(select_ipv4_gid(table), 2);
+    cr_expect_not(is_ipv4_mapped(v6), "a global IPv6 GID with ff:ff in the middle is not IPv4");
+    std::vector<ibv_gid> ib{link_local, ibv_gid{}};
+    cr_expect_eq(select_ipv4_gid(ib), -1);
+    cr_expect_eq(select_ipv4_gid({}), -1);
+    std::string text = gid_text(ipv4_gid(127, 0, 1, 2));
+    cr_expect_str_eq(text.c_str(), "::ffff:127.0.1.2");
+    cr_expect(is_zero(ibv_gid{}));
+    cr_expect_not(is_zero(link_local));
+}
+
+namespace {
+Source api() {
+    Source s;
+    s.kind = Source::Kind::Api;
+    return s;
+}
+} // namespace
+
+Test(verbs_params, built_from_the_knob_table) {
+    Config defaults;
+    auto p = VerbsRailParams::from_config(defaults);
+    cr_expect_eq(p.qp_timeout, 14);
+    cr_expect_eq(p.retry_cnt, 7);
+    cr_expect_eq(p.rnr_retry, 7);
+    cr_expect_eq(p.recv_buffer_size, 65536u);
+    cr_expect_eq(p.gid_index, -1);
+    Config c;
+    cr_assert(c.set(Knob::VerbsRecvBufferSize, "1M", api()).is_ok());
+    cr_assert(c.set(Knob::VerbsQpTimeout, "20", api()).is_ok());
+    cr_expect_not(c.set(Knob::VerbsRetryCnt, "8", api()).is_ok(), "retry_cnt is 3 bits");
+    p = VerbsRailParams::from_config(c);
+    cr_expect_eq(p.recv_buffer_size, 1u << 20);
+    cr_expect_eq(p.qp_timeout, 20);
+}
