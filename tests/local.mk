@@ -309,3 +309,12 @@ tests_unit_verbs_test_verbs_two_process_SOURCES = tests/unit/verbs/test_verbs_tw
 tests_unit_verbs_test_verbs_two_process_CPPFLAGS = $(VERBS_TEST_CFLAGS)
 tests_unit_verbs_test_verbs_two_process_LDADD = $(TEST_LIBS)
 endif
+
+# engine helper: two engines in two processes over verbs rails on simverbs
+if ENABLE_TESTS
+check_PROGRAMS += tests/engine/test_verbs_two_process
+TESTS += tests/engine/test_verbs_two_process
+tests_engine_test_verbs_two_process_SOURCES = tests/engine/test_verbs_two_process.cpp
+tests_engine_test_verbs_two_process_CPPFLAGS = $(VERBS_TEST_CFLAGS)
+tests_engine_test_verbs_two_process_LDADD = $(TEST_LIBS)
+endif

@@ -117,6 +117,8 @@ private:
     Status plan(Connection& conn, Op& op);
     void post_chunk(Op& op, std::size_t index);
     void on_rail_completion(Connection& conn, std::size_t rail, const RailCompletion& c);
+    void advance(Op& op);
+    bool retry_deferred();
     void finish_op(std::uint64_t op_id);
     void on_message(Connection& conn, const RailMessage& message);
     void deliver(Connection& conn);
@@ -166,6 +168,7 @@ private:
     };
     std::map<std::uint64_t, Inflight> inflight_;  // by rail cookie
     std::uint64_t next_cookie_ = 1;
+    std::deque<std::pair<std::uint64_t, std::size_t>> deferred_;  // (op, chunk) refused with Busy
     std::unique_ptr<RailMonitor> monitor_;
     std::unique_ptr<QosQueue> qos_;
     bool fd_less_rails_ = false;

@@ -41,7 +41,7 @@ void Engine::start_op_by_id(std::uint64_t id) {
     }
     std::size_t first_batch = op.hold_last ? op.chunks.size() - 1 : op.chunks.size();
     for (std::size_t i = 0; i < first_batch; ++i) post_chunk(op, i);
-    if (op.outstanding == 0) finish_op(id);  // every post failed
+    if (op.outstanding == 0 && op.deferred == 0) finish_op(id);  // every post failed
 }
 
 // Rails allowed for the request (its transport hint, when any rail of that
@@ -74,7 +74,8 @@ Status Engine::plan(Connection& conn, Op& op) {
             auto k = conn.selector->pick(views, ~std::uint64_t{0}, -1);
             if (!k) return Status(Code::NoResources, "every rail to " + conn.peer.hostname + " is paused");
             std::uint64_t n = std::min(frag, op.length - offset);
-            n = std::min(n, std::max<std::uint64_t>(1, max_op[*k]));
+            std::uint64_t room = conn.rails[allowed[*k]].rail.rail->max_send_length();
+            n = std::min(n, room > kSendHeaderSize ? room - kSendHeaderSize : 1);
             op.chunks.push_back({allowed[*k], offset, n});
             op.headers.push_back(encode_send_header({op.msg_seq, offset, op.length}));
             offset += n;
@@ -112,6 +113,12 @@ void Engine::post_chunk(Op& op, std::size_t index) {
     }
     op.next_chunk = std::max(op.next_chunk, index + 1);
     Status s = slot.rail.rail->post(r);
+    if (s.code() == Code::Busy) {
+        // The rail's queue is full: not a fault; post again when it drains.
+        ++op.deferred;
+        deferred_.emplace_back(op.id, index);
+        return;
+    }
     if (!s) {
         ++slot.errors;
         metrics_->error(s.code());
@@ -153,13 +160,39 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
     Op& op = *op_it->second;
     --op.outstanding;
     if (!c.status.is_ok() && op.error.is_ok()) op.error = c.status;
-    if (op.outstanding > 0) return;
+    advance(op);
+}
+
+// After a completion or a retried post: once nothing of the op is in flight
+// or waiting, post the chunk that ends the transfer, or finish the op.
+void Engine::advance(Op& op) {
+    if (op.outstanding > 0 || op.deferred > 0) return;
     if (op.error.is_ok() && op.next_chunk < op.chunks.size()) {
         // Everything else landed: now the chunk that ends the transfer.
         post_chunk(op, op.next_chunk);
-        if (op.outstanding > 0) return;
+        if (op.outstanding > 0 || op.deferred > 0) return;
     }
-    finish_op(f.op);
+    finish_op(op.id);
+}
+
+bool Engine::retry_deferred() {
+    bool any = false;
+    for (std::size_t n = deferred_.size(); n > 0; --n) {
+        auto [op_id, index] = deferred_.front();
+        deferred_.pop_front();
+        auto it = ops_.find(op_id);
+        if (it == ops_.end()) continue;  // failed meanwhile
+        Op& op = *it->second;
+        --op.deferred;
+        if (!op.error.is_ok()) {
+            advance(op);
+            continue;
+        }
+        post_chunk(op, index);
+        any = true;
+        if (ops_.count(op_id)) advance(*ops_.at(op_id));
+    }
+    return any;
 }
 
 void Engine::finish_op(std::uint64_t op_id) {

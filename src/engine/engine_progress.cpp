@@ -63,6 +63,7 @@ bool Engine::progress_once() {
         watch_control(c);
         if (recvs_changed) deliver(c);
     }
+    if (!deferred_.empty()) retry_deferred();
     monitor_->tick(clock_.now());
     if (busy || recvs_changed) refresh_stats();
     return busy;
@@ -88,7 +89,7 @@ void Engine::wait_for_work(bool busy) {
     // Rails without a descriptor (loopback) and pending operations are polled
     // every millisecond; otherwise the thread sleeps until a descriptor fires
     // or a rail's timer is due.
-    int timeout_ms = (fd_less_rails_ || !inflight_.empty()) ? 1 : 100;
+    int timeout_ms = (fd_less_rails_ || !inflight_.empty() || !deferred_.empty()) ? 1 : 100;
     if (next_timer != TimePoint::max()) {
         auto until = std::chrono::duration_cast<std::chrono::milliseconds>(next_timer - clock_.now()).count() + 1;
         timeout_ms = static_cast<int>(std::clamp<long long>(until, 0, timeout_ms));

@@ -12,4 +12,5 @@ libtentcore_la_SOURCES += \
 	src/engine/engine.h src/engine/engine.cpp src/engine/engine_connect.cpp \
 	src/engine/engine_progress.cpp src/engine/engine_datapath.cpp \
 	src/engine/default_providers.h src/engine/default_providers.cpp \
-	src/engine/tcp_provider.h src/engine/tcp_provider.cpp
+	src/engine/tcp_provider.h src/engine/tcp_provider.cpp \
+	src/engine/verbs_provider.h src/engine/verbs_provider.cpp

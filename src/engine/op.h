@@ -30,6 +30,7 @@ struct Op {
     std::vector<std::array<std::uint8_t, kSendHeaderSize>> headers;  // Send: one per chunk
     std::size_t next_chunk = 0;   // chunks[0, next_chunk) have been posted
     std::size_t outstanding = 0;  // posted, not yet completed
+    std::size_t deferred = 0;     // refused with Busy (rail queue full), to post again
     bool hold_last = false;       // Write/Read: the last chunk waits for all others
     Status error;                 // first failure
 };

@@ -67,6 +67,9 @@ public:
     virtual const std::string& name() const = 0;
     // Largest length one op may carry; the engine chunks above it.
     virtual std::uint64_t max_op_length() const = 0;
+    // Largest send_header + payload of one Send (a receive buffer on verbs);
+    // the engine fragments messages below it.
+    virtual std::uint64_t max_send_length() const { return max_op_length(); }
 
     // Start one operation. An error is a submit-stage failure: no completion follows.
     virtual Status post(const RailOp& op) = 0;
