@@ -1,1 +1,3 @@
-# include: build rules for this folder (filled in as the layer grows).
+# include: the public C API header and its manual page.
+tentinclude_HEADERS += include/tent/tent.h
+dist_man_MANS += man/tent.3

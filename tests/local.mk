@@ -196,6 +196,34 @@ tests_unit_wire_test_version_negotiation_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_wire_test_version_negotiation_LDADD = $(TEST_LIBS)
 endif
 
+# engine helper
+if ENABLE_TESTS
+engine_tests = \
+	tests/unit/engine/test_send_reassembler \
+	tests/unit/engine/test_chunk_plan \
+	tests/unit/engine/test_engine_loopback
+check_PROGRAMS += $(engine_tests)
+TESTS += $(engine_tests)
+tests_unit_engine_test_send_reassembler_SOURCES = tests/unit/engine/test_send_reassembler.cpp
+tests_unit_engine_test_send_reassembler_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_send_reassembler_LDADD = $(TEST_LIBS)
+tests_unit_engine_test_chunk_plan_SOURCES = tests/unit/engine/test_chunk_plan.cpp
+tests_unit_engine_test_chunk_plan_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_chunk_plan_LDADD = $(TEST_LIBS)
+tests_unit_engine_test_engine_loopback_SOURCES = tests/unit/engine/test_engine_loopback.cpp tests/unit/engine/engine_pair.h
+tests_unit_engine_test_engine_loopback_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_engine_loopback_LDADD = $(TEST_LIBS)
+endif
+
+# engine helper: the C API, from C, through the shipped library
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/engine/test_capi
+TESTS += tests/unit/engine/test_capi
+tests_unit_engine_test_capi_SOURCES = tests/unit/engine/test_capi.c
+tests_unit_engine_test_capi_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_capi_LDADD = libtent.la $(CRITERION_LIBS)
+endif
+
 # tcp helper
 if ENABLE_TESTS
 tcp_tests = \
@@ -229,6 +257,15 @@ tests_unit_tcp_test_tcp_poller_LDADD = $(TEST_LIBS)
 tests_unit_tcp_test_data_frame_prefix_SOURCES = tests/unit/tcp/test_data_frame_prefix.cpp tests/unit/tcp/tcp_pair.h
 tests_unit_tcp_test_data_frame_prefix_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_tcp_test_data_frame_prefix_LDADD = $(TEST_LIBS)
+endif
+
+# engine helper: two engines in two processes over TCP rails
+if ENABLE_TESTS
+check_PROGRAMS += tests/engine/test_tcp_two_process
+TESTS += tests/engine/test_tcp_two_process
+tests_engine_test_tcp_two_process_SOURCES = tests/engine/test_tcp_two_process.cpp
+tests_engine_test_tcp_two_process_CPPFLAGS = $(TEST_CFLAGS)
+tests_engine_test_tcp_two_process_LDADD = $(TEST_LIBS)
 endif
 
 # verbs helper
@@ -271,4 +308,13 @@ tests_unit_verbs_test_verbs_two_process_SOURCES = tests/unit/verbs/test_verbs_tw
 	tests/unit/verbs/rail_pair.h tests/unit/verbs/simverbs_env.h
 tests_unit_verbs_test_verbs_two_process_CPPFLAGS = $(VERBS_TEST_CFLAGS)
 tests_unit_verbs_test_verbs_two_process_LDADD = $(TEST_LIBS)
+endif
+
+# engine helper: two engines in two processes over verbs rails on simverbs
+if ENABLE_TESTS
+check_PROGRAMS += tests/engine/test_verbs_two_process
+TESTS += tests/engine/test_verbs_two_process
+tests_engine_test_verbs_two_process_SOURCES = tests/engine/test_verbs_two_process.cpp
+tests_engine_test_verbs_two_process_CPPFLAGS = $(VERBS_TEST_CFLAGS)
+tests_engine_test_verbs_two_process_LDADD = $(TEST_LIBS)
 endif

@@ -1,1 +1,16 @@
-# src/engine: build rules for this folder (filled in as the layer grows).
+# src/engine: the data path (connections, striping, ordering, completions).
+libtentcore_la_SOURCES += \
+	src/engine/unique_fd.h \
+	src/engine/send_header.h src/engine/send_header.cpp \
+	src/engine/send_reassembler.h src/engine/send_reassembler.cpp \
+	src/engine/chunk_plan.h src/engine/chunk_plan.cpp \
+	src/engine/memory_registry.h src/engine/memory_registry.cpp \
+	src/engine/control_socket.h src/engine/control_socket.cpp \
+	src/engine/loopback_provider.h src/engine/loopback_provider.cpp \
+	src/engine/engine_types.h src/engine/engine_params.h src/engine/engine_params.cpp \
+	src/engine/connection.h src/engine/op.h \
+	src/engine/engine.h src/engine/engine.cpp src/engine/engine_connect.cpp \
+	src/engine/engine_progress.cpp src/engine/engine_datapath.cpp \
+	src/engine/default_providers.h src/engine/default_providers.cpp \
+	src/engine/tcp_provider.h src/engine/tcp_provider.cpp \
+	src/engine/verbs_provider.h src/engine/verbs_provider.cpp

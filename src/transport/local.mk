@@ -1,7 +1,7 @@
 # src/transport: the Transport interface and the fault-injecting decorator.
 # The verbs and TCP transports append their own lines below.
 libtentcore_la_SOURCES += \
-	src/transport/transport.h src/transport/rail.h \
+	src/transport/transport.h src/transport/rail.h src/transport/provider.h \
 	src/transport/fault/fault_spec.h \
 	src/transport/fault/fault_transport.h src/transport/fault/fault_transport.cpp \
 	src/transport/fault/loopback_transport.h src/transport/fault/loopback_transport.cpp
@@ -17,7 +17,6 @@ libtentcore_la_SOURCES += \
 	src/transport/tcp/data_frame_prefix.h src/transport/tcp/data_frame_prefix.cpp \
 	src/transport/tcp/tcp_rail.h src/transport/tcp/tcp_rail.cpp \
 	src/transport/tcp/tcp_poller.h src/transport/tcp/tcp_poller.cpp
-
 # verbs helper
 libtentcore_la_SOURCES += \
 	src/transport/verbs/verbs_params.h src/transport/verbs/verbs_params.cpp \

@@ -67,6 +67,9 @@ public:
     virtual const std::string& name() const = 0;
     // Largest length one op may carry; the engine chunks above it.
     virtual std::uint64_t max_op_length() const = 0;
+    // Largest send_header + payload of one Send (a receive buffer on verbs);
+    // the engine fragments messages below it.
+    virtual std::uint64_t max_send_length() const { return max_op_length(); }
 
     // Start one operation. An error is a submit-stage failure: no completion follows.
     virtual Status post(const RailOp& op) = 0;
@@ -79,6 +82,12 @@ public:
     // A file descriptor that becomes readable when progress() has work
     // (completion channel, socket); -1 if the rail must be polled.
     virtual int wait_fd() const = 0;
+    // Outgoing bytes are queued: the caller also waits for wait_fd() to
+    // become writable.
+    virtual bool wants_write() const { return false; }
+    // When progress() must run even without descriptor activity (heartbeat,
+    // silence limit); TimePoint::max() when never.
+    virtual TimePoint next_timer() const { return TimePoint::max(); }
 };
 
 } // namespace tent

@@ -1,0 +1,49 @@
+#include "engine/chunk_plan.h"
+
+#include <algorithm>
+
+namespace tent {
+
+namespace {
+
+void cut(std::vector<PlannedChunk>& out, std::size_t rail, std::uint64_t offset, std::uint64_t length,
+         std::uint64_t piece) {
+    if (length == 0) {
+        out.push_back({rail, offset, 0});
+        return;
+    }
+    for (std::uint64_t done = 0; done < length;) {
+        std::uint64_t n = std::min(piece, length - done);
+        out.push_back({rail, offset + done, n});
+        done += n;
+    }
+}
+
+} // namespace
+
+std::vector<PlannedChunk> plan_chunks(DeviceSelector& selector, std::span<const RailView> rails,
+                                      std::span<const std::uint64_t> max_op_length, std::uint64_t length,
+                                      const ChunkPlanParams& params) {
+    std::vector<PlannedChunk> out;
+    if (rails.empty()) return out;
+    std::uint64_t mask = params.device_mask ? params.device_mask : ~std::uint64_t{0};
+    auto piece_for = [&](std::size_t rail) {
+        std::uint64_t piece = std::max<std::uint64_t>(1, params.chunk_size);
+        if (rail < max_op_length.size() && max_op_length[rail] > 0) piece = std::min(piece, max_op_length[rail]);
+        return piece;
+    };
+    if (length <= params.striping_threshold) {
+        auto rail = selector.pick(rails, mask, params.caller_numa);
+        if (!rail) return out;
+        cut(out, *rail, 0, length, piece_for(*rail));
+    } else {
+        for (const StripeShare& s : selector.stripe(rails, mask, params.caller_numa, length))
+            cut(out, s.rail, s.offset, s.length, piece_for(s.rail));
+    }
+    // Final bytes last: move the chunk that ends the transfer to the back.
+    auto last = std::find_if(out.begin(), out.end(), [&](const PlannedChunk& c) { return c.offset + c.length == length; });
+    if (last != out.end()) std::rotate(last, last + 1, out.end());
+    return out;
+}
+
+} // namespace tent

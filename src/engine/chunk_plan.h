@@ -1,0 +1,38 @@
+// How one one-sided transfer is cut into rail operations: a transfer longer
+// than striping_threshold is striped over the usable rails with the
+// DeviceSelector's shares (bandwidth, backlog, health); a shorter one goes
+// whole to the rail pick() chooses. Every share is then cut into pieces of at
+// most chunk_size and the rail's max_op_length.
+//
+// The chunk that ends the transfer comes last in the plan: the engine posts
+// it only after all the others completed, so the transfer's final bytes land
+// last (a receiver polling the last byte sees the whole buffer).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "policy/device_selector.h"
+
+namespace tent {
+
+struct PlannedChunk {
+    std::size_t rail = 0;  // index into the rail views
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+};
+
+struct ChunkPlanParams {
+    std::uint64_t striping_threshold = 256 * 1024;
+    std::uint64_t chunk_size = 1024 * 1024;
+    int caller_numa = -1;
+    std::uint64_t device_mask = 0;  // 0: every rail
+};
+
+// Empty when no rail is usable. max_op_length[i] belongs to rails[i].
+std::vector<PlannedChunk> plan_chunks(DeviceSelector& selector, std::span<const RailView> rails,
+                                      std::span<const std::uint64_t> max_op_length, std::uint64_t length,
+                                      const ChunkPlanParams& params);
+
+} // namespace tent

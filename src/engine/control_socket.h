@@ -1,0 +1,35 @@
+// The control channel's socket plumbing: a listener, a connect bounded by a
+// timeout, and whole frames sent and received on a socket with send/receive
+// timeouts (the handshake is short and bounded; afterwards the engine only
+// watches the socket for the peer going away).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "engine/unique_fd.h"
+#include "wire/address_blob.h"
+#include "wire/frame.h"
+
+namespace tent {
+
+// "auto": the first IPv4 address this host's name resolves to, else
+// 127.0.0.1; otherwise the text itself, which must be an IPv4 address.
+Result<wire::TcpAddress> resolve_control_address(const std::string& text);
+
+// Non-blocking listener on addr (port 0 = any); addr.port is set to the port bound.
+Result<UniqueFd> listen_control(wire::TcpAddress& addr);
+
+Result<UniqueFd> connect_control(const wire::TcpAddress& addr, Duration timeout);
+
+// Makes fd blocking with both timeouts set to `timeout`.
+Status set_blocking_with_timeout(int fd, Duration timeout);
+
+Status send_frame(int fd, const wire::Frame& frame);
+Result<wire::Frame> recv_frame(int fd);
+
+std::string tcp_address_text(const wire::TcpAddress& addr);
+
+} // namespace tent

@@ -1,0 +1,211 @@
+// Engine construction, teardown and the public (application-thread) calls.
+#include "engine/engine.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <random>
+
+#include "common/log.h"
+#include "engine/connection.h"
+#include "engine/control_socket.h"
+#include "engine/op.h"
+#include "health/rail_monitor.h"
+#include "policy/qos_queue.h"
+#include "wire/frame_codec.h"
+
+namespace tent {
+
+namespace {
+
+std::uint64_t random_nonzero() {
+    std::random_device rd;
+    std::uint64_t v = 0;
+    while (v == 0) v = (std::uint64_t{rd()} << 32) ^ rd();
+    return v;
+}
+
+std::string local_hostname() {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) return "localhost";
+    std::string h;
+    for (char* p = host; *p && h.size() < wire::kMaxHostnameLength; ++p)
+        if (std::isprint(static_cast<unsigned char>(*p))) h += *p;
+    return h.empty() ? "localhost" : h;
+}
+
+} // namespace
+
+Engine::Engine(const Config& config, EngineParams params, std::vector<std::unique_ptr<TransportProvider>> providers)
+    : config_(config), params_(std::move(params)), clock_(SteadyClock::instance()), providers_(std::move(providers)) {}
+
+Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
+                                               std::vector<std::unique_ptr<TransportProvider>> providers) {
+    auto monitor_params = RailMonitorParams::from_config(config);
+    if (!monitor_params) return monitor_params.status();
+    std::unique_ptr<Engine> engine(new Engine(config, EngineParams::from_config(config), std::move(providers)));
+    engine->monitor_ = std::make_unique<RailMonitor>(*monitor_params);
+    engine->qos_ = std::make_unique<QosQueue>(QosParams::from_config(config), engine->clock_);
+    auto metrics = TentMetrics::create(engine->metrics_registry_);
+    if (!metrics) return metrics.status();
+    engine->metrics_.emplace(std::move(*metrics));
+    if (Status s = engine->start(); !s) return s;
+    return engine;
+}
+
+Status Engine::start() {
+    auto control = resolve_control_address(params_.control_address);
+    if (!control) return control.status();
+    wire::TcpAddress addr = *control;
+    auto listener = listen_control(addr);
+    if (!listener) return listener.status();
+    listen_fd_ = std::move(*listener);
+    wake_fd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (!wake_fd_) return Status::from_errno(errno, "eventfd");
+
+    blob_.engine_id = random_nonzero();
+    blob_.hostname = local_hostname();
+    blob_.tcp.push_back(addr);  // entry 0: the control listener
+    for (auto& p : providers_) {
+        if (Status s = p->install(registry_); !s) return s;
+        hca_offset_.push_back(blob_.hcas.size());
+        tcp_offset_.push_back(blob_.tcp.size());
+        p->describe(blob_);
+    }
+    wire::Frame frame{0, 0, 0, 0, blob_};
+    auto bytes = wire::encode_frame(frame);
+    if (!bytes) return bytes.status();
+    blob_bytes_ = std::move(*bytes);
+    thread_ = std::thread([this] { run(); });
+    TENT_DEBUG("engine-start", "engine %016llx listening on %s", static_cast<unsigned long long>(blob_.engine_id),
+               tcp_address_text(addr).c_str());
+    return Status::ok();
+}
+
+Engine::~Engine() {
+    stop_ = true;
+    if (wake_fd_) {
+        std::uint64_t one = 1;
+        (void)!::write(wake_fd_.get(), &one, sizeof one);
+    }
+    if (thread_.joinable()) thread_.join();
+    // Rails go before the providers that made them.
+    connections_.clear();
+    connecting_.clear();
+}
+
+std::vector<TransportProvider*> Engine::provider_list() const {
+    std::vector<TransportProvider*> out;
+    for (const auto& p : providers_) out.push_back(p.get());
+    return out;
+}
+
+Result<std::shared_ptr<const Registration>> Engine::register_memory(void* addr, std::uint64_t length,
+                                                                    std::uint16_t access) {
+    return registry_.add(addr, length, access, provider_list());
+}
+
+Status Engine::deregister_memory(std::uint64_t registration_id) {
+    return registry_.remove(registration_id, provider_list());
+}
+
+Status Engine::post_one_sided(OpType type, PeerId peer, void* local, std::uint64_t length,
+                              std::span<const std::uint8_t> remote_handle, std::uint64_t remote_addr,
+                              const PostOptions& options) {
+    auto handle = wire::decode_memory_handle(remote_handle);
+    if (!handle) return handle.status();
+    if (length > 0 && local == nullptr) return Status(Code::InvalidArgument, "null local buffer");
+    if (length > 0 && !registry_.find_local(local, length))
+        return Status(Code::InvalidArgument, "local buffer is not inside a registered region");
+    auto op = std::make_unique<Op>();
+    op->type = type;
+    op->peer = peer;
+    op->options = options;
+    op->local = static_cast<std::uint8_t*>(local);
+    op->length = length;
+    op->remote = std::move(*handle);
+    op->remote_addr = remote_addr;
+    return submit(std::move(op));
+}
+
+Status Engine::post_write(PeerId peer, void* local, std::uint64_t length, std::span<const std::uint8_t> remote_handle,
+                          std::uint64_t remote_addr, const PostOptions& options) {
+    return post_one_sided(OpType::Write, peer, local, length, remote_handle, remote_addr, options);
+}
+
+Status Engine::post_read(PeerId peer, void* local, std::uint64_t length, std::span<const std::uint8_t> remote_handle,
+                         std::uint64_t remote_addr, const PostOptions& options) {
+    return post_one_sided(OpType::Read, peer, local, length, remote_handle, remote_addr, options);
+}
+
+Status Engine::post_send(PeerId peer, const void* data, std::uint64_t length, const PostOptions& options) {
+    if (length > 0 && data == nullptr) return Status(Code::InvalidArgument, "null send buffer");
+    auto op = std::make_unique<Op>();
+    op->type = OpType::Send;
+    op->peer = peer;
+    op->options = options;
+    // The rail only reads from it; Op keeps one pointer type for all kinds.
+    op->local = static_cast<std::uint8_t*>(const_cast<void*>(data));
+    op->length = length;
+    return submit(std::move(op));
+}
+
+Status Engine::submit(std::unique_ptr<Op> op) {
+    {
+        std::lock_guard lock(mutex_);
+        if (!peers_.count(op->peer)) return Status(Code::NotFound, "unknown peer");
+        if (unreachable_.count(op->peer)) return Status(Code::PeerUnreachable, "peer is unreachable");
+        op->id = next_op_id_++;
+        submitted_.push_back(std::move(op));
+    }
+    std::uint64_t one = 1;
+    (void)!::write(wake_fd_.get(), &one, sizeof one);
+    return Status::ok();
+}
+
+Status Engine::post_recv(void* buffer, std::uint64_t length, std::uint64_t cookie) {
+    if (length > 0 && buffer == nullptr) return Status(Code::InvalidArgument, "null receive buffer");
+    {
+        std::lock_guard lock(mutex_);
+        recvs_.push_back({buffer, length, cookie});
+        recvs_changed_ = true;
+    }
+    std::uint64_t one = 1;
+    (void)!::write(wake_fd_.get(), &one, sizeof one);
+    return Status::ok();
+}
+
+void Engine::set_recv_callback(RecvCallback callback) {
+    std::lock_guard lock(mutex_);
+    recv_callback_ = std::move(callback);
+    recvs_changed_ = true;
+}
+
+void Engine::set_unreachable_callback(UnreachableCallback callback) {
+    std::lock_guard lock(mutex_);
+    unreachable_callback_ = std::move(callback);
+}
+
+std::size_t Engine::poll(std::vector<EngineCompletion>& out, std::size_t max) {
+    std::lock_guard lock(mutex_);
+    std::size_t n = 0;
+    while (n < max && !completions_.empty()) {
+        out.push_back(std::move(completions_.front()));
+        completions_.pop_front();
+        ++n;
+    }
+    return n;
+}
+
+std::vector<RailStats> Engine::rail_stats() const {
+    std::lock_guard lock(mutex_);
+    return stats_;
+}
+
+void Engine::push_completion(EngineCompletion c) {
+    std::lock_guard lock(mutex_);
+    completions_.push_back(std::move(c));
+}
+
+} // namespace tent

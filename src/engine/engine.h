@@ -1,0 +1,181 @@
+// Engine: the data path every surface (C API, interposer, BTL) stands on.
+//
+//   auto engine = Engine::create(config, providers);      // starts the progress thread
+//   auto reg = (*engine)->register_memory(buf, len, wire::kAccessAll);
+//   auto peer = (*engine)->connect(peer_blob);            // bounded by connect_timeout_ms
+//   (*engine)->post_write(*peer, buf, len, remote_handle, remote_addr, {.cookie = 7});
+//   (*engine)->poll(out, 16);                             // completions, in any order
+//
+// Ownership: the engine owns the providers, the memory registry, every
+// connection and its rails, and one progress thread that drives them, serves
+// the passive side of connections and reassembles incoming messages without
+// the application calling in. Public calls are thread-safe and never block on
+// the network except connect().
+//
+// Every operation gets a per-connection sequence number; one-sided transfers
+// above striping_threshold are striped over the rails (chunk_plan.h), the
+// chunk ending the transfer posted last; messages are fragmented
+// (send_fragment_size) and delivered exactly once, in order
+// (send_reassembler.h). A failed rail operation completes its request with
+// the error (failover is layered on this later); a peer whose control
+// connection closes is reported unreachable and its requests fail.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "config/config.h"
+#include "engine/engine_params.h"
+#include "engine/engine_types.h"
+#include "engine/memory_registry.h"
+#include "engine/unique_fd.h"
+#include "metrics/registry.h"
+#include "metrics/tent_metrics.h"
+#include "transport/provider.h"
+#include "wire/address_blob.h"
+
+namespace tent {
+
+struct Connection;
+struct Op;
+class RailMonitor;
+class QosQueue;
+
+class Engine final : public RailSink {
+public:
+    static Result<std::unique_ptr<Engine>> create(const Config& config,
+                                                  std::vector<std::unique_ptr<TransportProvider>> providers);
+    ~Engine() override;
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    std::uint64_t id() const { return blob_.engine_id; }
+    // The encoded wire::AddressBlob a peer passes to connect().
+    const std::vector<std::uint8_t>& address() const { return blob_bytes_; }
+
+    Result<std::shared_ptr<const Registration>> register_memory(void* addr, std::uint64_t length,
+                                                                std::uint16_t access);
+    Status deregister_memory(std::uint64_t registration_id);
+
+    Result<PeerId> connect(std::span<const std::uint8_t> peer_address);
+
+    // remote_handle: the peer's encoded wire::MemoryHandle. local must lie in
+    // a registration of this engine.
+    Status post_write(PeerId peer, void* local, std::uint64_t length, std::span<const std::uint8_t> remote_handle,
+                      std::uint64_t remote_addr, const PostOptions& options);
+    Status post_read(PeerId peer, void* local, std::uint64_t length, std::span<const std::uint8_t> remote_handle,
+                     std::uint64_t remote_addr, const PostOptions& options);
+    // data must stay valid until the completion.
+    Status post_send(PeerId peer, const void* data, std::uint64_t length, const PostOptions& options);
+    // A buffer for the next message from any peer (FIFO). A longer message
+    // is truncated and completes with OutOfRange.
+    Status post_recv(void* buffer, std::uint64_t length, std::uint64_t cookie);
+    void set_recv_callback(RecvCallback callback);
+    void set_unreachable_callback(UnreachableCallback callback);
+
+    // Moves up to max completions to out; returns how many.
+    std::size_t poll(std::vector<EngineCompletion>& out, std::size_t max);
+    std::vector<RailStats> rail_stats() const;
+    // Counters and gauges of this engine (tent_metrics.h), for a stats
+    // publisher or Prometheus text; updated by the progress thread.
+    const Registry& metrics_registry() const { return metrics_registry_; }
+
+    // RailSink (progress thread only).
+    void adopt_rail(std::uint64_t connection_id, NewRail rail) override;
+
+private:
+    Engine(const Config& config, EngineParams params, std::vector<std::unique_ptr<TransportProvider>> providers);
+    Status start();
+    Status post_one_sided(OpType type, PeerId peer, void* local, std::uint64_t length,
+                          std::span<const std::uint8_t> remote_handle, std::uint64_t remote_addr,
+                          const PostOptions& options);
+    Status submit(std::unique_ptr<Op> op);
+    std::vector<TransportProvider*> provider_list() const;
+    RailContext context_for(std::size_t provider, std::uint64_t connection_id, const wire::AddressBlob& peer) const;
+
+    // Progress thread (engine_progress.cpp, engine_accept.cpp, engine_datapath.cpp).
+    void run();
+    bool progress_once();
+    void wait_for_work(bool busy);
+    void accept_connections();
+    void serve_handshake(UniqueFd fd);
+    void add_connection(std::unique_ptr<Connection> conn);
+    void add_rail(Connection& conn, NewRail rail);
+    void watch_control(Connection& conn);
+    void mark_unreachable(Connection& conn, const Status& why);
+    void start_op_by_id(std::uint64_t id);
+    Status plan(Connection& conn, Op& op);
+    void post_chunk(Op& op, std::size_t index);
+    void on_rail_completion(Connection& conn, std::size_t rail, const RailCompletion& c);
+    void advance(Op& op);
+    bool retry_deferred();
+    void finish_op(std::uint64_t op_id);
+    void on_message(Connection& conn, const RailMessage& message);
+    void deliver(Connection& conn);
+    void push_completion(EngineCompletion c);
+    void refresh_stats();
+
+    const Config config_;
+    const EngineParams params_;
+    const Clock& clock_;
+    std::vector<std::unique_ptr<TransportProvider>> providers_;
+    std::vector<std::size_t> hca_offset_, tcp_offset_;  // each provider's first blob entry
+    MemoryRegistry registry_;
+    Registry metrics_registry_;
+    std::optional<TentMetrics> metrics_;
+    wire::AddressBlob blob_;
+    std::vector<std::uint8_t> blob_bytes_;
+    UniqueFd listen_fd_;
+    UniqueFd wake_fd_;  // eventfd: a submission or a new connection is waiting
+
+    // Shared with application threads, under mutex_.
+    mutable std::mutex mutex_;
+    std::deque<std::unique_ptr<Op>> submitted_;
+    std::vector<std::unique_ptr<Connection>> connecting_;  // built by connect(), not yet adopted
+    std::set<PeerId> peers_;             // every connection ever made
+    std::set<PeerId> unreachable_;
+    std::deque<EngineCompletion> completions_;
+    struct PostedRecv {
+        void* buffer;
+        std::uint64_t length;
+        std::uint64_t cookie;
+    };
+    std::deque<PostedRecv> recvs_;
+    bool recvs_changed_ = false;
+    RecvCallback recv_callback_;
+    UnreachableCallback unreachable_callback_;
+    std::vector<RailStats> stats_;  // refreshed by the progress thread
+    std::uint64_t next_op_id_ = 1;
+
+    // Progress thread only.
+    std::map<PeerId, std::unique_ptr<Connection>> connections_;
+    std::map<std::uint64_t, std::unique_ptr<Op>> ops_;
+    struct Inflight {
+        std::uint64_t op;
+        std::size_t chunk;
+        std::uint64_t length;
+        TimePoint posted;
+    };
+    std::map<std::uint64_t, Inflight> inflight_;  // by rail cookie
+    std::uint64_t next_cookie_ = 1;
+    std::deque<std::pair<std::uint64_t, std::size_t>> deferred_;  // (op, chunk) refused with Busy
+    std::unique_ptr<RailMonitor> monitor_;
+    std::unique_ptr<QosQueue> qos_;
+    bool fd_less_rails_ = false;
+    TimePoint last_gauges_{};
+
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+} // namespace tent

@@ -1,0 +1,195 @@
+// Connection setup over the control channel:
+//   initiator -> AddressBlob (its own), Hello{proposed rails}
+//   responder -> HelloAck{rails it set up}
+// Each provider proposes, accepts and completes its own rails
+// (transport/provider.h). The initiator blocks for at most
+// connect_timeout_ms; the responder serves the handshake on the progress
+// thread with the same bound.
+#include <cstdio>
+#include <random>
+
+#include "common/log.h"
+#include "engine/connection.h"
+#include "engine/control_socket.h"
+#include "engine/engine.h"
+#include "health/rail_monitor.h"
+#include "wire/frame_codec.h"
+
+namespace tent {
+
+namespace {
+
+wire::RailKind rail_kind_of(const TransportProvider& p) {
+    return p.kind() == TransportKind::Rdma ? wire::RailKind::Verbs : wire::RailKind::Tcp;
+}
+
+std::uint64_t new_connection_id() {
+    std::random_device rd;
+    std::uint64_t v = 0;
+    while (v == 0) v = (std::uint64_t{rd()} << 32) ^ rd();
+    return v;
+}
+
+template <typename T>
+Result<T> expect_body(Result<wire::Frame> frame, const char* what) {
+    if (!frame) return frame.status();
+    if (const T* body = std::get_if<T>(&frame->body)) return *body;
+    return Status(Code::InvalidArgument, std::string("control channel: expected ") + what);
+}
+
+} // namespace
+
+RailContext Engine::context_for(std::size_t provider, std::uint64_t connection_id,
+                                const wire::AddressBlob& peer) const {
+    RailContext ctx;
+    ctx.connection_id = connection_id;
+    ctx.local = &blob_;
+    ctx.peer = &peer;
+    // Both engines build their blobs from the same provider list, so the
+    // peer's entries of this provider start at the same offsets.
+    ctx.local_hca_offset = ctx.peer_hca_offset = hca_offset_[provider];
+    ctx.local_tcp_offset = ctx.peer_tcp_offset = tcp_offset_[provider];
+    return ctx;
+}
+
+Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
+    auto blob = expect_body<wire::AddressBlob>(wire::decode_frame(peer_address), "an address blob");
+    if (!blob) return blob.status();
+    if (blob->tcp.empty()) return Status(Code::InvalidArgument, "address blob has no control address");
+    auto fd = connect_control(blob->tcp[0], params_.connect_timeout);
+    if (!fd) return fd.status();
+    if (Status s = set_blocking_with_timeout(fd->get(), params_.connect_timeout); !s) return s;
+
+    const std::uint64_t conn_id = new_connection_id();
+    wire::Hello hello;
+    hello.engine_id = blob_.engine_id;
+    std::vector<std::pair<std::uint16_t, std::uint16_t>> ranges;  // per provider: [first, end)
+    for (std::size_t i = 0; i < providers_.size(); ++i) {
+        RailContext ctx = context_for(i, conn_id, *blob);
+        ctx.first_rail_id = static_cast<std::uint16_t>(hello.rails.size());
+        if (Status s = providers_[i]->propose_rails(ctx, hello.rails); !s) return s;
+        ranges.emplace_back(ctx.first_rail_id, static_cast<std::uint16_t>(hello.rails.size()));
+    }
+    if (Status s = send_frame(fd->get(), wire::Frame{0, 0, 0, 0, blob_}); !s) return s;
+    if (Status s = send_frame(fd->get(), wire::Frame{0, 0, conn_id, 0, hello}); !s) return s;
+    auto ack = expect_body<wire::HelloAck>(recv_frame(fd->get()), "HelloAck");
+    if (!ack) return ack.status();
+    if (ack->result != wire::HelloResult::Accepted)
+        return Status(Code::PeerUnreachable, "peer refused the connection");
+
+    auto conn = std::make_unique<Connection>();
+    conn->id = conn_id;
+    conn->peer = *blob;
+    for (std::size_t i = 0; i < providers_.size(); ++i) {
+        std::vector<wire::RailInfo> mine;
+        for (const auto& r : ack->rails)
+            if (r.rail_id >= ranges[i].first && r.rail_id < ranges[i].second) mine.push_back(r);
+        if (mine.empty()) continue;
+        RailContext ctx = context_for(i, conn_id, *blob);
+        ctx.first_rail_id = ranges[i].first;
+        std::vector<NewRail> rails;
+        if (Status s = providers_[i]->complete_rails(ctx, mine, rails); !s) return s;
+        for (auto& r : rails) conn->rails.push_back(RailSlot{std::move(r), i});
+    }
+    conn->control = std::move(*fd);
+    {
+        std::lock_guard lock(mutex_);
+        peers_.insert(conn_id);
+        connecting_.push_back(std::move(conn));
+    }
+    std::uint64_t one = 1;
+    (void)!::write(wake_fd_.get(), &one, sizeof one);
+    TENT_DEBUG("engine-connect", "connected to %s (%zu rails)", blob->hostname.c_str(), ack->rails.size());
+    return conn_id;
+}
+
+void Engine::serve_handshake(UniqueFd fd) {
+    if (!set_blocking_with_timeout(fd.get(), params_.connect_timeout)) return;
+    auto blob = expect_body<wire::AddressBlob>(recv_frame(fd.get()), "an address blob");
+    if (!blob) {
+        TENT_WARN("engine-handshake", "rejected a control connection: %s", blob.status().to_string().c_str());
+        return;
+    }
+    auto frame = recv_frame(fd.get());
+    if (!frame || !std::holds_alternative<wire::Hello>(frame->body)) {
+        TENT_WARN("engine-handshake", "rejected a control connection from %s: %s", blob->hostname.c_str(),
+                  frame ? "no Hello" : frame.status().to_string().c_str());
+        return;
+    }
+    const auto& hello = std::get<wire::Hello>(frame->body);
+    const std::uint64_t conn_id = frame->connection_id;
+    if (connections_.count(conn_id)) return;  // a duplicate id: refuse by closing
+
+    auto conn = std::make_unique<Connection>();
+    conn->id = conn_id;
+    conn->peer = *blob;
+    wire::HelloAck ack;
+    ack.engine_id = blob_.engine_id;
+    std::vector<bool> taken(hello.rails.size(), false);
+    for (std::size_t i = 0; i < providers_.size(); ++i) {
+        std::vector<wire::RailInfo> proposal;
+        for (std::size_t r = 0; r < hello.rails.size(); ++r)
+            if (!taken[r] && hello.rails[r].kind == rail_kind_of(*providers_[i])) {
+                taken[r] = true;
+                proposal.push_back(hello.rails[r]);
+            }
+        if (proposal.empty()) continue;
+        std::vector<NewRail> rails;
+        if (Status s = providers_[i]->accept_rails(context_for(i, conn_id, *blob), proposal, ack.rails, rails); !s) {
+            TENT_WARN("engine-handshake", "%s rails to %s not set up: %s", transport_kind_name(providers_[i]->kind()),
+                      blob->hostname.c_str(), s.to_string().c_str());
+            continue;
+        }
+        for (auto& r : rails) conn->rails.push_back(RailSlot{std::move(r), i});
+    }
+    if (Status s = send_frame(fd.get(), wire::Frame{0, 0, conn_id, 0, ack}); !s) {
+        TENT_WARN("engine-handshake", "HelloAck to %s failed: %s", blob->hostname.c_str(), s.to_string().c_str());
+        return;
+    }
+    conn->control = std::move(fd);
+    {
+        std::lock_guard lock(mutex_);
+        peers_.insert(conn_id);
+    }
+    add_connection(std::move(conn));
+}
+
+void Engine::add_connection(std::unique_ptr<Connection> conn) {
+    conn->selector = std::make_unique<DeviceSelector>(DeviceSelectorParams::from_config(config_));
+    std::vector<RailSlot> rails = std::move(conn->rails);
+    conn->rails.clear();
+    Connection& c = *conn;
+    connections_[conn->id] = std::move(conn);
+    for (auto& r : rails) add_rail(c, std::move(r.rail));
+    // The provider index was only carried for add_rail's benefit.
+    for (std::size_t i = 0; i < rails.size() && i < c.rails.size(); ++i) c.rails[i].provider = rails[i].provider;
+    refresh_stats();
+}
+
+void Engine::add_rail(Connection& conn, NewRail rail) {
+    char peer[96];
+    std::snprintf(peer, sizeof peer, "%s/%016llx", conn.peer.hostname.c_str(),
+                  static_cast<unsigned long long>(conn.peer.engine_id));
+    RailEndpoints ep{rail.local_device, rail.local_port, peer, rail.remote_device, rail.remote_port};
+    RailSlot slot;
+    slot.monitor_id = monitor_->add_rail(ep, clock_.now());
+    if (rail.rail->wait_fd() < 0) fd_less_rails_ = true;
+    slot.rail = std::move(rail);
+    conn.rails.push_back(std::move(slot));
+}
+
+void Engine::adopt_rail(std::uint64_t connection_id, NewRail rail) {
+    auto it = connections_.find(connection_id);
+    if (it == connections_.end()) return;
+    std::size_t provider = 0;
+    for (std::size_t i = 0; i < providers_.size(); ++i)
+        if (providers_[i]->kind() == rail.rail->kind()) {
+            provider = i;
+            break;
+        }
+    add_rail(*it->second, std::move(rail));
+    it->second->rails.back().provider = provider;
+    refresh_stats();
+}
+
+} // namespace tent

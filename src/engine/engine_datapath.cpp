@@ -1,0 +1,252 @@
+// The data path on the progress thread: plan a request into rail operations,
+// post them, account their completions, reassemble incoming messages.
+#include <algorithm>
+#include <cstring>
+
+#include "common/log.h"
+#include "engine/connection.h"
+#include "engine/engine.h"
+#include "engine/op.h"
+#include "health/rail_monitor.h"
+#include "policy/bandwidth_estimate.h"
+
+namespace tent {
+
+namespace {
+
+RailOpcode opcode_of(OpType t) {
+    switch (t) {
+    case OpType::Write: return RailOpcode::Write;
+    case OpType::Read: return RailOpcode::Read;
+    default: return RailOpcode::Send;
+    }
+}
+
+} // namespace
+
+void Engine::start_op_by_id(std::uint64_t id) {
+    auto it = ops_.find(id);
+    if (it == ops_.end()) return;
+    Op& op = *it->second;
+    auto conn = connections_.find(op.peer);
+    if (conn == connections_.end() || conn->second->unreachable) {
+        op.error = Status(Code::PeerUnreachable, "peer is unreachable");
+        finish_op(id);
+        return;
+    }
+    if (Status s = plan(*conn->second, op); !s) {
+        op.error = s;
+        finish_op(id);
+        return;
+    }
+    std::size_t first_batch = op.hold_last ? op.chunks.size() - 1 : op.chunks.size();
+    for (std::size_t i = 0; i < first_batch; ++i) post_chunk(op, i);
+    if (op.outstanding == 0 && op.deferred == 0) finish_op(id);  // every post failed
+}
+
+// Rails allowed for the request (its transport hint, when any rail of that
+// kind exists), seen by the selector; then chunks (Write/Read) or fragments
+// (Send) assigned to them.
+Status Engine::plan(Connection& conn, Op& op) {
+    op.seq = conn.next_seq++;
+    std::vector<std::size_t> allowed;
+    if (op.options.hint)
+        for (std::size_t i = 0; i < conn.rails.size(); ++i)
+            if (conn.rails[i].rail.rail->kind() == *op.options.hint) allowed.push_back(i);
+    if (allowed.empty())
+        for (std::size_t i = 0; i < conn.rails.size(); ++i) allowed.push_back(i);
+    if (allowed.empty()) return Status(Code::NoResources, "no rail to peer " + conn.peer.hostname);
+
+    const TimePoint now = clock_.now();
+    std::vector<RailView> views;
+    std::vector<std::uint64_t> max_op;
+    for (std::size_t k = 0; k < allowed.size(); ++k) {
+        const RailSlot& s = conn.rails[allowed[k]];
+        views.push_back(RailView{static_cast<int>(k % 64), monitor_->state(s.monitor_id, now), -1, s.inflight_bytes,
+                                 s.ewma_bw});
+        max_op.push_back(s.rail.rail->max_op_length());
+    }
+    if (op.type == OpType::Send) {
+        op.msg_seq = conn.next_msg_seq++;
+        std::uint64_t frag = std::max<std::uint64_t>(1, params_.send_fragment_size);
+        std::uint64_t offset = 0;
+        do {
+            auto k = conn.selector->pick(views, ~std::uint64_t{0}, -1);
+            if (!k) return Status(Code::NoResources, "every rail to " + conn.peer.hostname + " is paused");
+            std::uint64_t n = std::min(frag, op.length - offset);
+            std::uint64_t room = conn.rails[allowed[*k]].rail.rail->max_send_length();
+            n = std::min(n, room > kSendHeaderSize ? room - kSendHeaderSize : 1);
+            op.chunks.push_back({allowed[*k], offset, n});
+            op.headers.push_back(encode_send_header({op.msg_seq, offset, op.length}));
+            offset += n;
+        } while (offset < op.length);
+        return Status::ok();
+    }
+    ChunkPlanParams cp{params_.striping_threshold, params_.chunk_size, -1, 0};
+    op.chunks = plan_chunks(*conn.selector, views, max_op, op.length, cp);
+    if (op.chunks.empty()) return Status(Code::NoResources, "every rail to " + conn.peer.hostname + " is paused");
+    for (auto& c : op.chunks) c.rail = allowed[c.rail];
+    op.hold_last = op.chunks.size() > 1;
+    return Status::ok();
+}
+
+void Engine::post_chunk(Op& op, std::size_t index) {
+    Connection& conn = *connections_.at(op.peer);
+    const PlannedChunk& chunk = op.chunks[index];
+    RailSlot& slot = conn.rails[chunk.rail];
+    RailOp r;
+    r.cookie = next_cookie_++;
+    r.opcode = opcode_of(op.type);
+    r.local = op.local + chunk.offset;
+    r.length = chunk.length;
+    if (auto reg = registry_.find_local(r.local, r.length)) {
+        if (slot.provider < reg->keys.size() && slot.rail.local_entry < reg->keys[slot.provider].lkeys.size())
+            r.lkey = reg->keys[slot.provider].lkeys[slot.rail.local_entry];
+    }
+    if (op.type == OpType::Send) {
+        r.send_header = op.headers[index];
+    } else {
+        r.remote_addr = op.remote_addr + chunk.offset;
+        std::size_t rk = hca_offset_[slot.provider] + slot.rail.remote_entry;
+        r.rkey = slot.rail.rail->kind() == TransportKind::Rdma && rk < op.remote.rkeys.size() ? op.remote.rkeys[rk]
+                                                                                              : op.remote.tcp_key;
+    }
+    op.next_chunk = std::max(op.next_chunk, index + 1);
+    Status s = slot.rail.rail->post(r);
+    if (s.code() == Code::Busy) {
+        // The rail's queue is full: not a fault; post again when it drains.
+        ++op.deferred;
+        deferred_.emplace_back(op.id, index);
+        return;
+    }
+    if (!s) {
+        ++slot.errors;
+        metrics_->error(s.code());
+        monitor_->record(slot.monitor_id, RailOutcome::SubmitFailed, clock_.now());
+        TENT_WARN("rail-submit-failed", "%s: %s", slot.rail.rail->name().c_str(), s.to_string().c_str());
+        if (op.error.is_ok()) op.error = s;
+        return;
+    }
+    inflight_[r.cookie] = Inflight{op.id, index, chunk.length, clock_.now()};
+    ++op.outstanding;
+    slot.inflight_bytes += chunk.length;
+}
+
+void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCompletion& c) {
+    auto it = inflight_.find(c.cookie);
+    if (it == inflight_.end()) return;
+    Inflight f = it->second;
+    inflight_.erase(it);
+    RailSlot& slot = conn.rails[rail];
+    const TimePoint now = clock_.now();
+    slot.inflight_bytes -= std::min(slot.inflight_bytes, f.length);
+    monitor_->record(slot.monitor_id, c.outcome, now);
+    if (c.status.is_ok()) {
+        ++slot.ops;
+        slot.bytes += f.length;
+        monitor_->record_latency(slot.monitor_id, c.latency, now);
+        double secs = std::chrono::duration<double>(c.latency).count();
+        // Tiny operations measure latency, not bandwidth.
+        if (f.length >= 64 * 1024 && secs > 0)
+            slot.ewma_bw = ewma_update(slot.ewma_bw, static_cast<double>(f.length) / secs,
+                                       conn.selector->params().bandwidth);
+    } else {
+        ++slot.errors;
+        metrics_->error(c.status.code());
+        TENT_WARN("rail-error", "%s: %s", slot.rail.rail->name().c_str(), c.status.to_string().c_str());
+    }
+    auto op_it = ops_.find(f.op);
+    if (op_it == ops_.end()) return;  // already failed (peer unreachable)
+    Op& op = *op_it->second;
+    --op.outstanding;
+    if (!c.status.is_ok() && op.error.is_ok()) op.error = c.status;
+    advance(op);
+}
+
+// After a completion or a retried post: once nothing of the op is in flight
+// or waiting, post the chunk that ends the transfer, or finish the op.
+void Engine::advance(Op& op) {
+    if (op.outstanding > 0 || op.deferred > 0) return;
+    if (op.error.is_ok() && op.next_chunk < op.chunks.size()) {
+        // Everything else landed: now the chunk that ends the transfer.
+        post_chunk(op, op.next_chunk);
+        if (op.outstanding > 0 || op.deferred > 0) return;
+    }
+    finish_op(op.id);
+}
+
+bool Engine::retry_deferred() {
+    bool any = false;
+    for (std::size_t n = deferred_.size(); n > 0; --n) {
+        auto [op_id, index] = deferred_.front();
+        deferred_.pop_front();
+        auto it = ops_.find(op_id);
+        if (it == ops_.end()) continue;  // failed meanwhile
+        Op& op = *it->second;
+        --op.deferred;
+        if (!op.error.is_ok()) {
+            advance(op);
+            continue;
+        }
+        post_chunk(op, index);
+        any = true;
+        if (ops_.count(op_id)) advance(*ops_.at(op_id));
+    }
+    return any;
+}
+
+void Engine::finish_op(std::uint64_t op_id) {
+    auto it = ops_.find(op_id);
+    if (it == ops_.end()) return;
+    std::unique_ptr<Op> op = std::move(it->second);
+    ops_.erase(it);
+    EngineCompletion c{op->options.cookie, op->type, op->error, op->error.is_ok() ? op->length : 0, op->peer};
+    push_completion(std::move(c));
+}
+
+void Engine::on_message(Connection& conn, const RailMessage& message) {
+    auto header = decode_send_header(message.header);
+    if (!header) {
+        TENT_WARN("send-bad-header", "message from %s dropped: %s", conn.peer.hostname.c_str(),
+                  header.status().to_string().c_str());
+        return;
+    }
+    if (Status s = conn.reassembler.add(*header, message.payload); !s) {
+        TENT_WARN("send-bad-fragment", "fragment from %s dropped: %s", conn.peer.hostname.c_str(),
+                  s.to_string().c_str());
+        return;
+    }
+    deliver(conn);
+}
+
+void Engine::deliver(Connection& conn) {
+    while (const std::vector<std::uint8_t>* m = conn.reassembler.ready()) {
+        RecvCallback callback;
+        PostedRecv recv{};
+        bool have_recv = false;
+        {
+            std::lock_guard lock(mutex_);
+            callback = recv_callback_;
+            if (!callback && !recvs_.empty()) {
+                recv = recvs_.front();
+                recvs_.pop_front();
+                have_recv = true;
+            }
+        }
+        if (callback) {
+            callback(conn.id, *m);
+        } else if (have_recv) {
+            std::uint64_t n = std::min<std::uint64_t>(recv.length, m->size());
+            if (n) std::memcpy(recv.buffer, m->data(), n);
+            Status s = n < m->size() ? Status(Code::OutOfRange, "message of " + std::to_string(m->size()) +
+                                                                    " bytes truncated to " + std::to_string(n))
+                                     : Status::ok();
+            push_completion({recv.cookie, OpType::Recv, s, m->size(), conn.id});
+        } else {
+            return;  // held until a buffer is posted
+        }
+        conn.reassembler.pop_ready();
+    }
+}
+
+} // namespace tent

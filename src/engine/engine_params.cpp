@@ -1,0 +1,15 @@
+#include "engine/engine_params.h"
+
+namespace tent {
+
+EngineParams EngineParams::from_config(const Config& config) {
+    EngineParams p;
+    p.striping_threshold = static_cast<std::uint64_t>(config.get_int(Knob::StripingThreshold));
+    p.chunk_size = static_cast<std::uint64_t>(config.get_int(Knob::ChunkSize));
+    p.send_fragment_size = static_cast<std::uint64_t>(config.get_int(Knob::SendFragmentSize));
+    p.control_address = config.get_string(Knob::ControlAddress);
+    p.connect_timeout = std::chrono::milliseconds(config.get_int(Knob::ConnectTimeoutMs));
+    return p;
+}
+
+} // namespace tent

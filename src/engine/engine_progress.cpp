@@ -1,0 +1,164 @@
+// The progress thread: adopts new connections, starts submitted requests in
+// priority order, drives every rail, serves the passive side of the control
+// channel and watches each peer's control connection for its going away.
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "common/log.h"
+#include "engine/connection.h"
+#include "engine/engine.h"
+#include "engine/op.h"
+#include "health/rail_monitor.h"
+#include "policy/qos_queue.h"
+
+namespace tent {
+
+void Engine::run() {
+    while (!stop_.load()) {
+        bool busy = progress_once();
+        if (stop_.load()) break;
+        wait_for_work(busy);
+    }
+}
+
+bool Engine::progress_once() {
+    std::uint64_t drained;
+    while (::read(wake_fd_.get(), &drained, sizeof drained) > 0) {
+    }
+    std::deque<std::unique_ptr<Op>> submitted;
+    std::vector<std::unique_ptr<Connection>> connected;
+    bool recvs_changed;
+    {
+        std::lock_guard lock(mutex_);
+        submitted.swap(submitted_);
+        connected.swap(connecting_);
+        recvs_changed = recvs_changed_;
+        recvs_changed_ = false;
+    }
+    bool busy = !submitted.empty() || !connected.empty();
+    for (auto& c : connected) add_connection(std::move(c));
+    // Through the QoS queue, so a burst is started high priority first.
+    for (auto& op : submitted) {
+        qos_->push(op->id, op->options.priority);
+        ops_[op->id] = std::move(op);
+    }
+    while (auto next = qos_->pop()) start_op_by_id(next->id);
+
+    accept_connections();
+    for (auto& p : providers_) p->poll_incoming(*this);
+
+    std::vector<RailCompletion> done;
+    for (auto& [id, conn] : connections_) {
+        Connection& c = *conn;
+        for (std::size_t r = 0; r < c.rails.size(); ++r) {
+            done.clear();
+            c.rails[r].rail.rail->progress(done, [&](const RailMessage& m) { on_message(c, m); });
+            busy = busy || !done.empty();
+            for (const auto& completion : done) on_rail_completion(c, r, completion);
+        }
+        watch_control(c);
+        if (recvs_changed) deliver(c);
+    }
+    if (!deferred_.empty()) retry_deferred();
+    monitor_->tick(clock_.now());
+    if (busy || recvs_changed) refresh_stats();
+    return busy;
+}
+
+void Engine::wait_for_work(bool busy) {
+    if (busy) return;
+    std::vector<pollfd> fds;
+    fds.push_back({wake_fd_.get(), POLLIN, 0});
+    fds.push_back({listen_fd_.get(), POLLIN, 0});
+    for (auto& p : providers_)
+        if (p->incoming_fd() >= 0) fds.push_back({p->incoming_fd(), POLLIN, 0});
+    TimePoint next_timer = TimePoint::max();
+    for (auto& [id, conn] : connections_) {
+        if (!conn->unreachable) fds.push_back({conn->control.get(), POLLIN, 0});
+        for (auto& r : conn->rails) {
+            const Rail& rail = *r.rail.rail;
+            if (rail.wait_fd() >= 0)
+                fds.push_back({rail.wait_fd(), static_cast<short>(POLLIN | (rail.wants_write() ? POLLOUT : 0)), 0});
+            next_timer = std::min(next_timer, rail.next_timer());
+        }
+    }
+    // Rails without a descriptor (loopback) and pending operations are polled
+    // every millisecond; otherwise the thread sleeps until a descriptor fires
+    // or a rail's timer is due.
+    int timeout_ms = (fd_less_rails_ || !inflight_.empty() || !deferred_.empty()) ? 1 : 100;
+    if (next_timer != TimePoint::max()) {
+        auto until = std::chrono::duration_cast<std::chrono::milliseconds>(next_timer - clock_.now()).count() + 1;
+        timeout_ms = static_cast<int>(std::clamp<long long>(until, 0, timeout_ms));
+    }
+    (void)::poll(fds.data(), fds.size(), timeout_ms);
+}
+
+void Engine::accept_connections() {
+    for (;;) {
+        int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) return;
+        serve_handshake(UniqueFd(fd));
+    }
+}
+
+void Engine::watch_control(Connection& conn) {
+    if (conn.unreachable) return;
+    char buf[512];
+    for (;;) {
+        ssize_t n = ::recv(conn.control.get(), buf, sizeof buf, MSG_DONTWAIT);
+        if (n > 0) continue;  // no control traffic after the handshake yet
+        if (n == 0) {
+            mark_unreachable(conn, Status(Code::PeerUnreachable, "control connection closed by the peer"));
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            mark_unreachable(conn, Status::from_errno(errno, "control connection"));
+        }
+        return;
+    }
+}
+
+void Engine::mark_unreachable(Connection& conn, const Status& why) {
+    conn.unreachable = true;
+    UnreachableCallback callback;
+    {
+        std::lock_guard lock(mutex_);
+        unreachable_.insert(conn.id);
+        callback = unreachable_callback_;
+    }
+    TENT_INFO("peer-unreachable", "peer %s: %s", conn.peer.hostname.c_str(), why.to_string().c_str());
+    std::vector<std::uint64_t> failed;
+    for (auto& [id, op] : ops_)
+        if (op->peer == conn.id) {
+            if (op->error.is_ok()) op->error = why;
+            failed.push_back(id);
+        }
+    for (std::uint64_t id : failed) finish_op(id);
+    if (callback) callback(conn.id, why);
+}
+
+void Engine::refresh_stats() {
+    std::vector<RailStats> stats;
+    const TimePoint now = clock_.now();
+    // Gauges take a lock and a map lookup per rail: at most every 10 ms.
+    const bool gauges = now - last_gauges_ >= std::chrono::milliseconds(10);
+    if (gauges) last_gauges_ = now;
+    for (const auto& [id, conn] : connections_)
+        for (const auto& r : conn->rails) {
+            const std::string& name = r.rail.rail->name();
+            RailState state = monitor_->state(r.monitor_id, now);
+            stats.push_back(RailStats{conn->id, r.rail.rail_id, name, r.rail.rail->kind(), state, r.ops, r.bytes,
+                                      r.errors, r.inflight_bytes});
+            if (!gauges) continue;
+            metrics_->set_rail_state(name, state);
+            metrics_->set_rail_health(name, monitor_->health_score(r.monitor_id, now));
+            metrics_->inflight_bytes_series(name).set(static_cast<double>(r.inflight_bytes));
+            metrics_->set_ewma_bandwidth(name, r.ewma_bw);
+        }
+    std::lock_guard lock(mutex_);
+    stats_ = std::move(stats);
+}
+
+} // namespace tent

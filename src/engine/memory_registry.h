@@ -1,0 +1,50 @@
+// MemoryRegistry: every region the application registered with the engine.
+// A region is registered once with every transport provider; its
+// wire::MemoryHandle carries every HCA's rkey (in blob order) and the TCP key
+// the TCP and loopback rails check on the target side (RegionLookup).
+// Thread-safe: application threads register while rails look keys up.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "transport/provider.h"
+#include "wire/memory_handle.h"
+
+namespace tent {
+
+struct Registration {
+    std::uint64_t id = 0;
+    wire::MemoryHandle handle;           // what the peer needs
+    std::vector<RegionKeys> keys;        // one per provider, engine order
+};
+
+class MemoryRegistry final : public RegionLookup {
+public:
+    MemoryRegistry();
+
+    // Registers with each provider; on any failure the ones already done
+    // are undone. Zero length is an error.
+    Result<std::shared_ptr<const Registration>> add(void* addr, std::uint64_t length, std::uint16_t access,
+                                                    const std::vector<TransportProvider*>& providers);
+    Status remove(std::uint64_t id, const std::vector<TransportProvider*>& providers);
+
+    std::optional<wire::MemoryHandle> find_by_tcp_key(std::uint32_t key) const override;
+    // The registration containing [addr, addr + length), or nullptr.
+    std::shared_ptr<const Registration> find_local(const void* addr, std::uint64_t length) const;
+    std::size_t size() const;
+
+private:
+    mutable std::mutex mutex_;
+    std::map<std::uint64_t, std::shared_ptr<const Registration>> by_id_;
+    std::map<std::uint32_t, std::shared_ptr<const Registration>> by_tcp_key_;
+    std::uint64_t next_id_ = 1;
+    std::uint32_t next_key_;
+};
+
+} // namespace tent

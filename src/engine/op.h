@@ -1,0 +1,38 @@
+// One request in flight: a WRITE or READ cut into chunks, or a SEND cut into
+// fragments. Each chunk keeps what is needed to post it again (rail, offset,
+// length, header), so a failed chunk can be replayed elsewhere.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "engine/chunk_plan.h"
+#include "engine/engine_types.h"
+#include "engine/send_header.h"
+#include "wire/memory_handle.h"
+
+namespace tent {
+
+struct Op {
+    std::uint64_t id = 0;
+    OpType type = OpType::Write;
+    PeerId peer = 0;
+    PostOptions options;
+    std::uint8_t* local = nullptr;
+    std::uint64_t length = 0;
+    wire::MemoryHandle remote;  // Write/Read
+    std::uint64_t remote_addr = 0;
+    std::uint64_t seq = 0;      // per-connection operation number
+    std::uint64_t msg_seq = 0;  // Send: per-connection message number
+
+    std::vector<PlannedChunk> chunks;  // rail = index into the connection's rails
+    std::vector<std::array<std::uint8_t, kSendHeaderSize>> headers;  // Send: one per chunk
+    std::size_t next_chunk = 0;   // chunks[0, next_chunk) have been posted
+    std::size_t outstanding = 0;  // posted, not yet completed
+    std::size_t deferred = 0;     // refused with Busy (rail queue full), to post again
+    bool hold_last = false;       // Write/Read: the last chunk waits for all others
+    Status error;                 // first failure
+};
+
+} // namespace tent

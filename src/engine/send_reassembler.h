@@ -1,0 +1,53 @@
+// SendReassembler: turns fragments of two-sided messages, arriving in any
+// order over any rail and possibly more than once (replay after a failure),
+// into whole messages released strictly in sequence order, each exactly once.
+// Pure state, no I/O, no locks: the engine's progress thread owns one per
+// connection.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <span>
+#include <vector>
+
+#include "common/status.h"
+#include "engine/send_header.h"
+
+namespace tent {
+
+class SendReassembler {
+public:
+    // Largest message accepted, so a corrupt header cannot make us allocate
+    // without bound.
+    explicit SendReassembler(std::uint64_t max_message = std::uint64_t{1} << 32) : max_message_(max_message) {}
+
+    // One fragment. Duplicates (a message already released, or a fragment
+    // already held) are ignored and return ok. A fragment that contradicts
+    // what is known about its message is an error.
+    Status add(const SendHeader& header, std::span<const std::uint8_t> payload);
+
+    // The next message in order if it is complete, else nullptr. Stays
+    // valid until pop_ready() or add().
+    const std::vector<std::uint8_t>* ready() const;
+    // Releases the message ready() returned.
+    void pop_ready();
+
+    // Highest sequence number released (0 before the first), the value a
+    // Sync exchange reports before a replay.
+    std::uint64_t last_delivered() const { return next_ - 1; }
+    std::size_t pending_messages() const { return partial_.size(); }
+
+private:
+    struct Partial {
+        std::uint64_t total = 0;
+        std::uint64_t received = 0;
+        std::set<std::uint64_t> offsets;  // fragments held, by offset
+        std::vector<std::uint8_t> data;
+    };
+    std::uint64_t max_message_;
+    std::uint64_t next_ = 1;
+    std::map<std::uint64_t, Partial> partial_;
+};
+
+} // namespace tent

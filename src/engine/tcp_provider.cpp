@@ -1,0 +1,175 @@
+#include "engine/tcp_provider.h"
+
+#include <arpa/inet.h>
+#include <sys/epoll.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "common/log.h"
+#include "engine/control_socket.h"
+#include "transport/tcp/tcp_hello.h"
+#include "transport/tcp/tcp_rail.h"
+
+namespace tent {
+
+namespace {
+
+wire::TcpAddress to_wire(const tcp::TcpAddress& a) {
+    wire::TcpAddress w;
+    w.family = 4;
+    inet_pton(AF_INET, a.host.c_str(), w.addr.data());
+    w.port = a.port;
+    return w;
+}
+
+tcp::TcpAddress from_wire(const wire::TcpAddress& w) {
+    char buf[INET_ADDRSTRLEN] = "0.0.0.0";
+    inet_ntop(AF_INET, w.addr.data(), buf, sizeof buf);
+    return tcp::TcpAddress{buf, w.port};
+}
+
+} // namespace
+
+Result<std::unique_ptr<TcpProvider>> TcpProvider::create(const Config& config) {
+    std::vector<tcp::TcpAddress> addresses;
+    std::stringstream list(config.get_string(Knob::TcpRailAddresses));
+    for (std::string item; std::getline(list, item, ',');) {
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        if (item.empty()) continue;
+        auto a = tcp::parse_tcp_address(item);
+        if (!a) return Status(Code::InvalidArgument, "tcp_rail_addresses: " + a.status().message());
+        addresses.push_back(*a);
+    }
+    if (addresses.empty()) {
+        auto control = resolve_control_address(config.get_string(Knob::ControlAddress));
+        if (!control) return control.status();
+        wire::TcpAddress w = *control;
+        w.port = 0;
+        addresses.push_back(from_wire(w));
+    }
+    Duration timeout = std::chrono::milliseconds(config.get_int(Knob::ConnectTimeoutMs));
+    return std::unique_ptr<TcpProvider>(new TcpProvider(std::move(addresses), tcp::TcpRailParams::from_config(config),
+                                                        timeout));
+}
+
+Status TcpProvider::install(const RegionLookup& regions) {
+    regions_ = &regions;
+    epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
+    if (!epoll_) return Status::from_errno(errno, "tcp provider: epoll_create1");
+    for (const auto& a : addresses_) {
+        auto l = tcp::TcpListener::listen(a);
+        if (!l) return l.status();
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.fd = l->fd();
+        if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, l->fd(), &ev) != 0)
+            return Status::from_errno(errno, "tcp provider: epoll_ctl");
+        listeners_.push_back(std::move(*l));
+    }
+    return Status::ok();
+}
+
+void TcpProvider::describe(wire::AddressBlob& blob) const {
+    engine_id_ = blob.engine_id;
+    for (const auto& l : listeners_) blob.tcp.push_back(to_wire(l.address()));
+}
+
+Status TcpProvider::propose_rails(const RailContext& ctx, std::vector<wire::RailInfo>& proposal) {
+    std::size_t peer_count = ctx.peer->tcp.size() > ctx.peer_tcp_offset ? ctx.peer->tcp.size() - ctx.peer_tcp_offset : 0;
+    std::size_t n = std::min(listeners_.size(), peer_count);
+    for (std::size_t i = 0; i < n; ++i)
+        proposal.push_back({static_cast<std::uint16_t>(ctx.first_rail_id + i), wire::RailKind::Tcp,
+                            static_cast<std::uint8_t>(ctx.local_tcp_offset + i),
+                            static_cast<std::uint8_t>(ctx.peer_tcp_offset + i), 0});
+    return Status::ok();
+}
+
+Status TcpProvider::accept_rails(const RailContext& ctx, const std::vector<wire::RailInfo>& proposal,
+                                 std::vector<wire::RailInfo>& answer, std::vector<NewRail>& rails) {
+    (void)rails;  // the sockets connect later; poll_incoming() adopts them
+    for (auto info : proposal) {
+        // The initiator's indices, seen from here: swap local and remote.
+        std::uint8_t local = info.remote_index;
+        if (local < ctx.local_tcp_offset || local - ctx.local_tcp_offset >= listeners_.size()) continue;
+        std::swap(info.local_index, info.remote_index);
+        answer.push_back(info);
+    }
+    return Status::ok();
+}
+
+Result<NewRail> TcpProvider::make_rail(tcp::UniqueFd fd, std::uint64_t connection_id, const wire::RailInfo& info,
+                                       const std::string& name) {
+    // TcpRail asks for a pointer valid until its progress() returns; each
+    // rail keeps the last region it looked up.
+    auto holder = std::make_shared<std::optional<wire::MemoryHandle>>();
+    const RegionLookup* regions = regions_;
+    tcp::RegionLookup lookup = [regions, holder](std::uint32_t key) -> const wire::MemoryHandle* {
+        *holder = regions->find_by_tcp_key(key);
+        return *holder ? &**holder : nullptr;
+    };
+    auto rail = tcp::TcpRail::create(std::move(fd), {connection_id, info.rail_id, name}, params_, std::move(lookup),
+                                     SteadyClock::instance());
+    if (!rail) return rail.status();
+    NewRail r;
+    r.rail_id = info.rail_id;
+    r.rail = std::move(*rail);
+    r.local_device = name;
+    r.remote_device = name;
+    return r;
+}
+
+Status TcpProvider::complete_rails(const RailContext& ctx, const std::vector<wire::RailInfo>& answer,
+                                   std::vector<NewRail>& rails) {
+    for (const auto& info : answer) {
+        // In the answer the responder's view: remote_index is ours.
+        std::size_t mine = info.remote_index - ctx.local_tcp_offset;
+        if (info.remote_index < ctx.local_tcp_offset || mine >= listeners_.size() ||
+            info.local_index >= ctx.peer->tcp.size())
+            return Status(Code::InvalidArgument, "HelloAck names a TCP address that does not exist");
+        tcp::TcpAddress local{listeners_[mine].address().host, 0};
+        tcp::TcpAddress remote = from_wire(ctx.peer->tcp[info.local_index]);
+        auto fd = tcp::tcp_connect(local, remote, timeout_, params_.buffers);
+        if (!fd) return fd.status();
+        tcp::TcpRailHello hello;
+        hello.connection_id = ctx.connection_id;
+        hello.engine_id = ctx.local->engine_id;
+        hello.rail = wire::RailInfo{info.rail_id, wire::RailKind::Tcp, static_cast<std::uint8_t>(info.remote_index),
+                                    info.local_index, 0};
+        auto answered = tcp::tcp_hello_initiate(fd->get(), hello, timeout_);
+        if (!answered) return answered.status();
+        auto rail = make_rail(std::move(*fd), ctx.connection_id, info,
+                              "tcp " + local.host + "->" + remote.to_string());
+        if (!rail) return rail.status();
+        rails.push_back(std::move(*rail));
+    }
+    return Status::ok();
+}
+
+void TcpProvider::poll_incoming(RailSink& sink) {
+    for (auto& l : listeners_) {
+        for (int budget = 0; budget < 64; ++budget) {
+            auto accepted = l.accept(params_.buffers);
+            if (!accepted || !*accepted) break;
+            tcp::UniqueFd fd = std::move(**accepted);
+            auto hello = tcp::tcp_hello_receive(fd.get(), timeout_);
+            if (!hello) {
+                TENT_WARN("tcp-rail-refused", "rail socket without a valid Hello: %s",
+                          hello.status().to_string().c_str());
+                continue;
+            }
+            if (!tcp::tcp_hello_reply(fd.get(), *hello, engine_id_, wire::HelloResult::Accepted, timeout_)) continue;
+            auto peer = tcp::peer_address_of(fd.get());
+            std::string name = "tcp " + l.address().host + "<-" + (peer ? peer->to_string() : std::string("?"));
+            auto rail = make_rail(std::move(fd), hello->connection_id, hello->rail, name);
+            if (!rail) {
+                TENT_WARN("tcp-rail-refused", "%s", rail.status().to_string().c_str());
+                continue;
+            }
+            sink.adopt_rail(hello->connection_id, std::move(*rail));
+        }
+    }
+}
+
+} // namespace tent

@@ -1,0 +1,54 @@
+// The TCP transport as the engine sees it: one listener per address of
+// tcp_rail_addresses (advertised in the address blob after the control
+// address), and one TcpRail (src/transport/tcp) per address pair shared with
+// a peer. The initiator connects each rail's socket after the control
+// handshake and opens it with the per-rail Hello; the responder accepts those
+// sockets on its progress thread (poll_incoming) and hands the rails to the
+// engine. Target-side checks use the engine's registrations by TCP key.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "engine/unique_fd.h"
+#include "transport/provider.h"
+#include "transport/tcp/tcp_rail_params.h"
+#include "transport/tcp/tcp_socket.h"
+
+namespace tent {
+
+class TcpProvider final : public TransportProvider {
+public:
+    static Result<std::unique_ptr<TcpProvider>> create(const Config& config);
+
+    TransportKind kind() const override { return TransportKind::Tcp; }
+    Status install(const RegionLookup& regions) override;
+    void describe(wire::AddressBlob& blob) const override;
+    Status register_region(void*, std::uint64_t, std::uint16_t, RegionKeys&) override { return Status::ok(); }
+    void deregister_region(void*, const RegionKeys&) override {}
+    Status propose_rails(const RailContext& ctx, std::vector<wire::RailInfo>& proposal) override;
+    Status accept_rails(const RailContext& ctx, const std::vector<wire::RailInfo>& proposal,
+                        std::vector<wire::RailInfo>& answer, std::vector<NewRail>& rails) override;
+    Status complete_rails(const RailContext& ctx, const std::vector<wire::RailInfo>& answer,
+                          std::vector<NewRail>& rails) override;
+    void poll_incoming(RailSink& sink) override;
+    int incoming_fd() const override { return epoll_.get(); }
+
+private:
+    TcpProvider(std::vector<tcp::TcpAddress> addresses, tcp::TcpRailParams params, Duration timeout)
+        : addresses_(std::move(addresses)), params_(params), timeout_(timeout) {}
+    Result<NewRail> make_rail(tcp::UniqueFd fd, std::uint64_t connection_id, const wire::RailInfo& info,
+                              const std::string& name);
+
+    std::vector<tcp::TcpAddress> addresses_;
+    tcp::TcpRailParams params_;
+    Duration timeout_;
+    const RegionLookup* regions_ = nullptr;
+    std::vector<tcp::TcpListener> listeners_;
+    UniqueFd epoll_;  // readable when any listener has a connection waiting
+    mutable std::uint64_t engine_id_ = 0;
+};
+
+} // namespace tent

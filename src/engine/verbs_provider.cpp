@@ -1,0 +1,136 @@
+#include "engine/verbs_provider.h"
+
+#include <infiniband/verbs.h>
+
+#include "common/log.h"
+#include "transport/verbs/verbs_address.h"
+#include "transport/verbs/verbs_device.h"
+#include "transport/verbs/verbs_memory.h"
+#include "transport/verbs/verbs_rail.h"
+#include "wire/protocol.h"
+
+namespace tent {
+
+VerbsProvider::VerbsProvider(std::vector<std::shared_ptr<VerbsDevice>> devices, VerbsRailParams params)
+    : devices_(std::move(devices)), params_(params) {}
+
+VerbsProvider::~VerbsProvider() = default;
+
+Result<std::unique_ptr<VerbsProvider>> VerbsProvider::create(const Config& config) {
+    VerbsRailParams params = VerbsRailParams::from_config(config);
+    std::vector<std::shared_ptr<VerbsDevice>> devices;
+    int n = 0;
+    ibv_device** list = ibv_get_device_list(&n);
+    for (int i = 0; list && i < n && devices.size() < wire::kMaxDevices; ++i) {
+        auto dev = VerbsDevice::open(ibv_get_device_name(list[i]), 1, params.gid_index);
+        if (!dev) {
+            TENT_WARN("verbs-device-skipped", "%s: %s", ibv_get_device_name(list[i]), dev.status().to_string().c_str());
+            continue;
+        }
+        devices.push_back(std::move(*dev));
+    }
+    if (list) ibv_free_device_list(list);
+    return std::unique_ptr<VerbsProvider>(new VerbsProvider(std::move(devices), params));
+}
+
+void VerbsProvider::describe(wire::AddressBlob& blob) const {
+    for (const auto& d : devices_) blob.hcas.push_back(hca_address(*d));
+}
+
+Status VerbsProvider::register_region(void* addr, std::uint64_t length, std::uint16_t access, RegionKeys& keys) {
+    std::vector<std::unique_ptr<VerbsMemoryRegion>> mrs;
+    for (const auto& d : devices_) {
+        auto mr = d->register_memory(addr, length, access);
+        if (!mr) return mr.status();  // the ones made so far go with mrs
+        keys.rkeys.push_back((*mr)->rkey());
+        keys.lkeys.push_back((*mr)->lkey());
+        mrs.push_back(std::move(*mr));
+    }
+    if (mrs.empty()) return Status::ok();
+    std::lock_guard lock(mutex_);
+    regions_[keys.lkeys.front()] = std::move(mrs);
+    return Status::ok();
+}
+
+void VerbsProvider::deregister_region(void*, const RegionKeys& keys) {
+    if (keys.lkeys.empty()) return;
+    std::lock_guard lock(mutex_);
+    regions_.erase(keys.lkeys.front());
+}
+
+Status VerbsProvider::propose_rails(const RailContext& ctx, std::vector<wire::RailInfo>& proposal) {
+    std::size_t peer = ctx.peer->hcas.size() > ctx.peer_hca_offset ? ctx.peer->hcas.size() - ctx.peer_hca_offset : 0;
+    std::size_t n = std::min(devices_.size(), peer);
+    for (std::size_t i = 0; i < n; ++i) {
+        auto rail = VerbsRail::create(devices_[i], params_, SteadyClock::instance());
+        if (!rail) return rail.status();
+        auto id = static_cast<std::uint16_t>(ctx.first_rail_id + i);
+        proposal.push_back({id, wire::RailKind::Verbs, static_cast<std::uint8_t>(ctx.local_hca_offset + i),
+                            static_cast<std::uint8_t>(ctx.peer_hca_offset + i), (*rail)->qp_num()});
+        pending_[{ctx.connection_id, id}] = std::move(*rail);
+    }
+    return Status::ok();
+}
+
+Result<NewRail> VerbsProvider::connect_rail(std::unique_ptr<VerbsRail> rail, const RailContext& ctx, std::size_t local,
+                                            std::size_t peer_index, std::uint32_t peer_qpn, std::uint16_t rail_id) {
+    const wire::HcaAddress& hca = ctx.peer->hcas[peer_index];
+    auto remote = remote_rail_info(hca, peer_qpn);
+    if (!remote) return remote.status();
+    std::string remote_name = ctx.peer->hostname + " " + hca.device + ":" + std::to_string(hca.port);
+    if (Status s = rail->connect(*remote, remote_name); !s) return s;
+    NewRail r;
+    r.rail_id = rail_id;
+    r.local_device = devices_[local]->name();
+    r.local_port = 1;
+    r.remote_device = hca.device;
+    r.remote_port = hca.port;
+    r.local_entry = local;
+    r.remote_entry = peer_index - ctx.peer_hca_offset;
+    r.rail = std::move(rail);
+    return r;
+}
+
+Status VerbsProvider::accept_rails(const RailContext& ctx, const std::vector<wire::RailInfo>& proposal,
+                                   std::vector<wire::RailInfo>& answer, std::vector<NewRail>& rails) {
+    for (const auto& info : proposal) {
+        // info is the initiator's view: its remote_index is our HCA.
+        if (info.remote_index < ctx.local_hca_offset || info.remote_index - ctx.local_hca_offset >= devices_.size() ||
+            info.local_index >= ctx.peer->hcas.size())
+            continue;
+        std::size_t local = info.remote_index - ctx.local_hca_offset;
+        auto rail = VerbsRail::create(devices_[local], params_, SteadyClock::instance());
+        if (!rail) return rail.status();
+        std::uint32_t qpn = (*rail)->qp_num();
+        auto made = connect_rail(std::move(*rail), ctx, local, info.local_index, info.qpn, info.rail_id);
+        if (!made) return made.status();
+        answer.push_back({info.rail_id, wire::RailKind::Verbs, info.remote_index, info.local_index, qpn});
+        rails.push_back(std::move(*made));
+    }
+    return Status::ok();
+}
+
+Status VerbsProvider::complete_rails(const RailContext& ctx, const std::vector<wire::RailInfo>& answer,
+                                     std::vector<NewRail>& rails) {
+    Status result;
+    for (const auto& info : answer) {
+        // The responder's view: its local_index is the peer's HCA, remote_index ours.
+        auto it = pending_.find({ctx.connection_id, info.rail_id});
+        if (it == pending_.end() || info.local_index >= ctx.peer->hcas.size()) continue;
+        std::unique_ptr<VerbsRail> rail = std::move(it->second);
+        pending_.erase(it);
+        auto made = connect_rail(std::move(rail), ctx, info.remote_index - ctx.local_hca_offset, info.local_index,
+                                 info.qpn, info.rail_id);
+        if (!made) {
+            result = made.status();
+            break;
+        }
+        rails.push_back(std::move(*made));
+    }
+    // QPs the responder did not take are not needed.
+    for (auto it = pending_.begin(); it != pending_.end();)
+        it = it->first.first == ctx.connection_id ? pending_.erase(it) : std::next(it);
+    return result;
+}
+
+} // namespace tent

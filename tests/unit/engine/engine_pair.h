@@ -1,0 +1,71 @@
+// Two engines in one process joined by loopback rails (src/engine/loopback_provider.h),
+// connected over their real control channel on 127.0.0.1.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "config/config.h"
+#include "engine/engine.h"
+#include "engine/loopback_provider.h"
+
+namespace tent::test {
+
+inline Source api_source() {
+    Source s;
+    s.kind = Source::Kind::Api;
+    return s;
+}
+
+inline Config loopback_config() {
+    Config c;
+    Source api = api_source();
+    (void)c.set(Knob::ControlAddress, "127.0.0.1", api);
+    (void)c.set(Knob::ChunkSize, "256K", api);
+    (void)c.set(Knob::StripingThreshold, "64K", api);
+    (void)c.set(Knob::SendFragmentSize, "4K", api);
+    (void)c.set(Knob::StripingMinChunk, "16K", api);
+    return c;
+}
+
+struct EnginePair {
+    std::shared_ptr<LoopbackFabric> fabric;
+    std::unique_ptr<Engine> a, b;
+    PeerId a_to_b = 0;
+
+    explicit EnginePair(std::size_t rails, std::vector<unsigned> delays = {0, 3, 1, 5},
+                        const Config& config = loopback_config()) {
+        fabric = std::make_shared<LoopbackFabric>(rails, delays);
+        for (auto* e : {&a, &b}) {
+            std::vector<std::unique_ptr<TransportProvider>> p;
+            p.push_back(std::make_unique<LoopbackProvider>(fabric));
+            auto r = Engine::create(config, std::move(p));
+            if (r) *e = std::move(*r);
+        }
+        if (a && b) {
+            auto peer = a->connect(b->address());
+            if (peer) a_to_b = *peer;
+        }
+    }
+};
+
+inline PostOptions with_cookie(std::uint64_t cookie, Priority priority = Priority::Medium) {
+    PostOptions o;
+    o.cookie = cookie;
+    o.priority = priority;
+    return o;
+}
+
+// Waits (bounded: 10 s) until `want` completions arrived on e.
+inline std::vector<EngineCompletion> wait_completions(Engine& e, std::size_t want) {
+    std::vector<EngineCompletion> out;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (out.size() < want && std::chrono::steady_clock::now() < deadline) {
+        if (e.poll(out, want - out.size()) == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return out;
+}
+
+} // namespace tent::test
