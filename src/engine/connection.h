@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/send_reassembler.h"
-#include "engine/unique_fd.h"
+#include "common/unique_fd.h"
 #include "health/rail_events.h"
 #include "policy/device_selector.h"
 #include "transport/provider.h"

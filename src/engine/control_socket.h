@@ -9,7 +9,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
-#include "engine/unique_fd.h"
+#include "common/unique_fd.h"
 #include "wire/address_blob.h"
 #include "wire/frame.h"
 

@@ -38,7 +38,7 @@
 #include "engine/engine_params.h"
 #include "engine/engine_types.h"
 #include "engine/memory_registry.h"
-#include "engine/unique_fd.h"
+#include "common/unique_fd.h"
 #include "metrics/registry.h"
 #include "metrics/tent_metrics.h"
 #include "transport/provider.h"

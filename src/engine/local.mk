@@ -1,6 +1,5 @@
 # src/engine: the data path (connections, striping, ordering, completions).
 libtentcore_la_SOURCES += \
-	src/engine/unique_fd.h \
 	src/engine/send_header.h src/engine/send_header.cpp \
 	src/engine/send_reassembler.h src/engine/send_reassembler.cpp \
 	src/engine/chunk_plan.h src/engine/chunk_plan.cpp \

@@ -99,7 +99,7 @@ Status TcpProvider::accept_rails(const RailContext& ctx, const std::vector<wire:
     return Status::ok();
 }
 
-Result<NewRail> TcpProvider::make_rail(tcp::UniqueFd fd, std::uint64_t connection_id, const wire::RailInfo& info,
+Result<NewRail> TcpProvider::make_rail(UniqueFd fd, std::uint64_t connection_id, const wire::RailInfo& info,
                                        const std::string& name) {
     // TcpRail asks for a pointer valid until its progress() returns; each
     // rail keeps the last region it looked up.
@@ -152,7 +152,7 @@ void TcpProvider::poll_incoming(RailSink& sink) {
         for (int budget = 0; budget < 64; ++budget) {
             auto accepted = l.accept(params_.buffers);
             if (!accepted || !*accepted) break;
-            tcp::UniqueFd fd = std::move(**accepted);
+            UniqueFd fd = std::move(**accepted);
             auto hello = tcp::tcp_hello_receive(fd.get(), timeout_);
             if (!hello) {
                 TENT_WARN("tcp-rail-refused", "rail socket without a valid Hello: %s",

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "engine/unique_fd.h"
+#include "common/unique_fd.h"
 #include "transport/provider.h"
 #include "transport/tcp/tcp_rail_params.h"
 #include "transport/tcp/tcp_socket.h"
@@ -39,7 +39,7 @@ public:
 private:
     TcpProvider(std::vector<tcp::TcpAddress> addresses, tcp::TcpRailParams params, Duration timeout)
         : addresses_(std::move(addresses)), params_(params), timeout_(timeout) {}
-    Result<NewRail> make_rail(tcp::UniqueFd fd, std::uint64_t connection_id, const wire::RailInfo& info,
+    Result<NewRail> make_rail(UniqueFd fd, std::uint64_t connection_id, const wire::RailInfo& info,
                               const std::string& name);
 
     std::vector<tcp::TcpAddress> addresses_;

@@ -8,7 +8,6 @@ libtentcore_la_SOURCES += \
 
 # tcp helper
 libtentcore_la_SOURCES += \
-	src/transport/tcp/unique_fd.h \
 	src/transport/tcp/tcp_address.h src/transport/tcp/tcp_address.cpp \
 	src/transport/tcp/tcp_socket.h src/transport/tcp/tcp_socket.cpp \
 	src/transport/tcp/tcp_hello.h src/transport/tcp/tcp_hello.cpp \

@@ -18,7 +18,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "transport/tcp/tcp_rail.h"
-#include "transport/tcp/unique_fd.h"
+#include "common/unique_fd.h"
 
 namespace tent::tcp {
 

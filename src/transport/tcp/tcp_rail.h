@@ -48,7 +48,7 @@
 #include "transport/tcp/region_lookup.h"
 #include "transport/tcp/silence_detector.h"
 #include "transport/tcp/tcp_rail_params.h"
-#include "transport/tcp/unique_fd.h"
+#include "common/unique_fd.h"
 #include "wire/frame.h"
 #include "wire/protocol.h"
 

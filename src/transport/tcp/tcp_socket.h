@@ -10,7 +10,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "transport/tcp/tcp_address.h"
-#include "transport/tcp/unique_fd.h"
+#include "common/unique_fd.h"
 
 namespace tent::tcp {
 

@@ -1,12 +1,12 @@
 // A file descriptor owned by one object and closed when it goes away, so no
-// error path of the TCP transport can leak a socket.
+// error path can leak a socket or an epoll fd.
 #pragma once
 
 #include <unistd.h>
 
 #include <utility>
 
-namespace tent::tcp {
+namespace tent {
 
 class UniqueFd {
 public:
@@ -23,6 +23,7 @@ public:
 
     int get() const { return fd_; }
     bool valid() const { return fd_ >= 0; }
+    explicit operator bool() const { return valid(); }
     int release() { return std::exchange(fd_, -1); }
     void reset(int fd = -1) {
         if (fd_ >= 0) ::close(fd_);
@@ -33,4 +34,4 @@ private:
     int fd_ = -1;
 };
 
-} // namespace tent::tcp
+} // namespace tent
