@@ -299,7 +299,13 @@ void TcpRail::receive(const std::function<void(const RailMessage&)>& on_message)
             continue;
         }
         if (n == 0) {
-            TENT_WARN("tcp peer closed", "tcp rail %s: peer closed the connection", identity_.name.c_str());
+            // An idle rail closed by its peer is an orderly shutdown (the peer's
+            // engine went away): not worth a warning in a healthy run.
+            if (outstanding() == 0)
+                TENT_INFO("tcp peer closed", "tcp rail %s: peer closed the connection", identity_.name.c_str());
+            else
+                TENT_WARN("tcp peer closed", "tcp rail %s: peer closed the connection with %zu operations outstanding",
+                          identity_.name.c_str(), outstanding());
             fail(Code::RailDown, "peer closed the connection", RailOutcome::RetryExceeded);
             return;
         }
