@@ -318,3 +318,10 @@ tests_engine_test_verbs_two_process_SOURCES = tests/engine/test_verbs_two_proces
 tests_engine_test_verbs_two_process_CPPFLAGS = $(VERBS_TEST_CFLAGS)
 tests_engine_test_verbs_two_process_LDADD = $(TEST_LIBS)
 endif
+
+# bench helper: tent-bench between two processes on loopback (TCP rails,
+# simverbs HCAs) and its failure exits
+BENCH_CHECKS = tests/bench/simverbs.sh tests/bench/tcp.sh tests/bench/fail.sh
+TESTS += $(BENCH_CHECKS)
+dist_check_SCRIPTS += $(BENCH_CHECKS)
+dist_check_DATA += tests/bench/lib.sh
