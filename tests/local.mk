@@ -325,3 +325,11 @@ BENCH_CHECKS = tests/bench/simverbs.sh tests/bench/tcp.sh tests/bench/fail.sh
 TESTS += $(BENCH_CHECKS)
 dist_check_SCRIPTS += $(BENCH_CHECKS)
 dist_check_DATA += tests/bench/lib.sh
+if ENABLE_TESTS
+check_PROGRAMS += tests/bench/test_bench_parts
+TESTS += tests/bench/test_bench_parts
+tests_bench_test_bench_parts_SOURCES = tests/bench/test_bench_parts.cpp scripts/tent-bench/options.cpp \
+	scripts/tent-bench/report.cpp
+tests_bench_test_bench_parts_CPPFLAGS = $(TEST_CFLAGS) -I$(top_srcdir)/scripts
+tests_bench_test_bench_parts_LDADD = $(TEST_LIBS)
+endif
