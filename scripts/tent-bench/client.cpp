@@ -206,7 +206,15 @@ int run_client(const Options& o) {
     }
     r.mismatches += server_mismatches;
     if (r.check_detail.empty() && !detail.empty()) r.check_detail.assign(detail.begin(), detail.end());
-    r.rails = rail_stats(engine.get());
+    // The progress thread publishes rail statistics periodically: give it
+    // (at most 500 ms) to account for the last completions.
+    for (int i = 0; i < 50; ++i) {
+        r.rails = rail_stats(engine.get());
+        std::uint64_t sum = 0;
+        for (const auto& rail : r.rails) sum += rail.bytes;
+        if (sum >= r.bytes) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     for (std::size_t i = 0; i < r.rails.size() && i < last_state.size(); ++i)
         if (r.rails[i].state != 0 && last_state[i] == 0) ++r.failovers;
 
