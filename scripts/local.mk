@@ -7,3 +7,14 @@ tent_run_SOURCES = scripts/tent-run/tent_run.cpp scripts/tent-run/commands.h \
 	scripts/tent-run/run_command.cpp
 tent_run_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/scripts $(DEP_CFLAGS)
 tent_run_LDADD = libtentcore.la $(DEP_LIBS)
+
+# tent-bench: write/read/send between two processes through the C API
+bin_PROGRAMS += tent-bench
+tent_bench_SOURCES = scripts/tent-bench/tent_bench.cpp scripts/tent-bench/options.h \
+	scripts/tent-bench/options.cpp scripts/tent-bench/bootstrap.h scripts/tent-bench/bootstrap.cpp \
+	scripts/tent-bench/engine_setup.h scripts/tent-bench/engine_setup.cpp scripts/tent-bench/pattern.h \
+	scripts/tent-bench/report.h scripts/tent-bench/report.cpp scripts/tent-bench/run.h \
+	scripts/tent-bench/server.cpp scripts/tent-bench/client.cpp
+tent_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/scripts
+tent_bench_LDADD = libtent.la
+dist_man_MANS += man/tent-bench.1

@@ -318,3 +318,18 @@ tests_engine_test_verbs_two_process_SOURCES = tests/engine/test_verbs_two_proces
 tests_engine_test_verbs_two_process_CPPFLAGS = $(VERBS_TEST_CFLAGS)
 tests_engine_test_verbs_two_process_LDADD = $(TEST_LIBS)
 endif
+
+# bench helper: tent-bench between two processes on loopback (TCP rails,
+# simverbs HCAs) and its failure exits
+BENCH_CHECKS = tests/bench/simverbs.sh tests/bench/tcp.sh tests/bench/fail.sh
+TESTS += $(BENCH_CHECKS)
+dist_check_SCRIPTS += $(BENCH_CHECKS)
+dist_check_DATA += tests/bench/lib.sh
+if ENABLE_TESTS
+check_PROGRAMS += tests/bench/test_bench_parts
+TESTS += tests/bench/test_bench_parts
+tests_bench_test_bench_parts_SOURCES = tests/bench/test_bench_parts.cpp scripts/tent-bench/options.cpp \
+	scripts/tent-bench/report.cpp
+tests_bench_test_bench_parts_CPPFLAGS = $(TEST_CFLAGS) -I$(top_srcdir)/scripts
+tests_bench_test_bench_parts_LDADD = $(TEST_LIBS)
+endif

@@ -1,0 +1,199 @@
+#include "tent-bench/options.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace tent_bench {
+
+namespace {
+
+const char* const kUsage =
+    "usage: tent-bench (--listen | --connect) HOST:PORT [OPTIONS]\n"
+    "\n"
+    "Measures tent between two processes: the server (--listen) offers memory\n"
+    "and receives messages, the client (--connect) drives the operations.\n"
+    "The client's options decide the run; the server takes them over.\n"
+    "\n"
+    "options:\n"
+    "  --listen HOST:PORT   serve one client (port 0 picks a free port)\n"
+    "  --connect HOST:PORT  run against a server\n"
+    "  --op write|read|send operation (default write)\n"
+    "  --size BYTES         bytes per operation, K/M/G suffixes (default 64K)\n"
+    "  --iters N            operations to complete\n"
+    "  --duration SECS      or: post operations for this long (default 1 s)\n"
+    "  --depth N            operations in flight (default 8)\n"
+    "  --rails LIST         comma-separated: tcp, tcp:ADDR, HCA device names\n"
+    "  --priority P         high, medium or low (default medium)\n"
+    "  --check              verify every byte written, read or received\n"
+    "  --json               print one JSON object with the results\n"
+    "  --config FILE        tent configuration file read last\n"
+    "  -h, --help           print this help\n"
+    "\n"
+    "Exits 0 when every operation succeeded and every checked byte matched.\n"
+    "See tent-bench(1).\n";
+
+bool parse_size(const char* s, std::uint64_t& out) {
+    errno = 0;
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-') return false;
+    std::uint64_t mult = 1;
+    if (*end == 'K' || *end == 'k') mult = 1ull << 10, ++end;
+    else if (*end == 'M' || *end == 'm') mult = 1ull << 20, ++end;
+    else if (*end == 'G' || *end == 'g') mult = 1ull << 30, ++end;
+    if (*end) return false;
+    if (v > (~0ull) / mult) return false;
+    out = v * mult;
+    return true;
+}
+
+bool parse_endpoint(const char* s, std::string& host, std::uint16_t& port) {
+    const char* colon = std::strrchr(s, ':');
+    if (!colon || colon == s) return false;
+    std::uint64_t p = 0;
+    if (!parse_size(colon + 1, p) || p > 65535 || !std::isdigit(static_cast<unsigned char>(colon[1])))
+        return false;
+    host.assign(s, colon);
+    port = static_cast<std::uint16_t>(p);
+    return true;
+}
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= s.size()) {
+        std::size_t comma = s.find(',', start);
+        if (comma == std::string::npos) comma = s.size();
+        if (comma > start) out.push_back(s.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return out;
+}
+
+} // namespace
+
+const char* op_name(Op op) {
+    switch (op) {
+    case Op::Write: return "write";
+    case Op::Read: return "read";
+    case Op::Send: return "send";
+    }
+    return "?";
+}
+
+bool parse_options(int argc, char** argv, Options& o, std::string& message, int& exit_code) {
+    exit_code = 2;
+    bool have_endpoint = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto value = [&](const char*& v) {
+            if (i + 1 >= argc) {
+                message = "tent-bench: " + a + " needs a value\n";
+                return false;
+            }
+            v = argv[++i];
+            return true;
+        };
+        const char* v = nullptr;
+        if (a == "-h" || a == "--help") {
+            message = kUsage;
+            exit_code = 0;
+            return false;
+        } else if (a == "--listen" || a == "--connect") {
+            if (!value(v)) return false;
+            if (have_endpoint) {
+                message = "tent-bench: give one of --listen and --connect\n";
+                return false;
+            }
+            if (!parse_endpoint(v, o.host, o.port)) {
+                message = "tent-bench: " + a + " wants HOST:PORT, not '" + v + "'\n";
+                return false;
+            }
+            o.listen = a == "--listen";
+            have_endpoint = true;
+        } else if (a == "--op") {
+            if (!value(v)) return false;
+            std::string s = v;
+            if (s == "write") o.op = Op::Write;
+            else if (s == "read") o.op = Op::Read;
+            else if (s == "send") o.op = Op::Send;
+            else {
+                message = "tent-bench: --op is write, read or send, not '" + s + "'\n";
+                return false;
+            }
+        } else if (a == "--size") {
+            if (!value(v)) return false;
+            if (!parse_size(v, o.size) || o.size == 0 || o.size > (1ull << 32)) {
+                message = std::string("tent-bench: --size wants 1 B to 4 GiB, not '") + v + "'\n";
+                return false;
+            }
+        } else if (a == "--iters") {
+            if (!value(v)) return false;
+            if (!parse_size(v, o.iters) || o.iters == 0) {
+                message = std::string("tent-bench: --iters wants a positive count, not '") + v + "'\n";
+                return false;
+            }
+        } else if (a == "--duration") {
+            if (!value(v)) return false;
+            char* end = nullptr;
+            o.duration_secs = std::strtod(v, &end);
+            if (end == v || *end || !(o.duration_secs > 0) || o.duration_secs > 86400) {
+                message = std::string("tent-bench: --duration wants seconds (0 < s <= 86400), not '") + v + "'\n";
+                return false;
+            }
+        } else if (a == "--depth") {
+            if (!value(v)) return false;
+            std::uint64_t d = 0;
+            if (!parse_size(v, d) || d == 0 || d > 4096) {
+                message = std::string("tent-bench: --depth wants 1 to 4096, not '") + v + "'\n";
+                return false;
+            }
+            o.depth = static_cast<std::uint32_t>(d);
+        } else if (a == "--rails") {
+            if (!value(v)) return false;
+            o.rails = split(v);
+            if (o.rails.empty()) {
+                message = "tent-bench: --rails wants a list such as tcp or mlx5_0,mlx5_1\n";
+                return false;
+            }
+        } else if (a == "--priority") {
+            if (!value(v)) return false;
+            std::string s = v;
+            if (s == "high") o.priority = TENT_PRIORITY_HIGH;
+            else if (s == "medium") o.priority = TENT_PRIORITY_MEDIUM;
+            else if (s == "low") o.priority = TENT_PRIORITY_LOW;
+            else {
+                message = "tent-bench: --priority is high, medium or low, not '" + s + "'\n";
+                return false;
+            }
+        } else if (a == "--check") {
+            o.check = true;
+        } else if (a == "--json") {
+            o.json = true;
+        } else if (a == "--config") {
+            if (!value(v)) return false;
+            o.config = v;
+        } else {
+            message = "tent-bench: unknown option '" + a + "' (see --help)\n";
+            return false;
+        }
+    }
+    if (!have_endpoint) {
+        message = std::string("tent-bench: give --listen HOST:PORT or --connect HOST:PORT\n\n") + kUsage;
+        return false;
+    }
+    if (o.iters && o.duration_secs > 0) {
+        message = "tent-bench: give --iters or --duration, not both\n";
+        return false;
+    }
+    if (!o.iters && !(o.duration_secs > 0)) o.duration_secs = 1;
+    // The transport hint follows the kinds of rails named.
+    bool tcp = false, hca = false;
+    for (auto& r : o.rails) (r == "tcp" || r.rfind("tcp:", 0) == 0 ? tcp : hca) = true;
+    o.hint = tcp && !hca ? TENT_TRANSPORT_TCP : hca && !tcp ? TENT_TRANSPORT_RDMA : TENT_TRANSPORT_ANY;
+    return true;
+}
+
+} // namespace tent_bench

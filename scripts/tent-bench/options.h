@@ -1,0 +1,40 @@
+// tent-bench command line: what to run, against whom, and how to report.
+#ifndef TENT_BENCH_OPTIONS_H
+#define TENT_BENCH_OPTIONS_H
+
+#include <tent/tent.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tent_bench {
+
+enum class Op : std::uint32_t { Write = 0, Read = 1, Send = 2 };
+
+const char* op_name(Op op);
+
+struct Options {
+    bool listen = false;          // server (--listen) or client (--connect)
+    std::string host;
+    std::uint16_t port = 0;
+    Op op = Op::Write;
+    std::uint64_t size = 65536;
+    std::uint64_t iters = 0;      // 0: run for duration_secs
+    double duration_secs = 0;
+    std::uint32_t depth = 8;      // operations in flight
+    std::vector<std::string> rails;  // "tcp", "tcp:ADDR", device names
+    tent_priority_t priority = TENT_PRIORITY_MEDIUM;
+    tent_transport_t hint = TENT_TRANSPORT_ANY;
+    bool check = false;
+    bool json = false;
+    std::string config;           // --config FILE
+};
+
+// Parses argv; on error or --help returns false with the text to print in
+// message and exit_code set (0 for --help).
+bool parse_options(int argc, char** argv, Options& out, std::string& message, int& exit_code);
+
+} // namespace tent_bench
+
+#endif

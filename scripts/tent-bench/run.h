@@ -1,0 +1,27 @@
+// The two roles of tent-bench: each returns the process exit status.
+#ifndef TENT_BENCH_RUN_H
+#define TENT_BENCH_RUN_H
+
+#include <cstdint>
+
+#include "tent-bench/options.h"
+
+namespace tent_bench {
+
+int run_server(const Options& o);
+int run_client(const Options& o);
+
+// What the client tells the server before the run.
+struct RunParams {
+    std::uint64_t magic = 0;
+    std::uint32_t op = 0;
+    std::uint32_t depth = 0;
+    std::uint64_t size = 0;
+    std::uint64_t check = 0;
+};
+constexpr std::uint64_t kMagic = 0x31484342544e4554ull;  // "TENTBCH1"
+constexpr std::uint64_t kNoSeq = ~0ull;
+
+} // namespace tent_bench
+
+#endif

@@ -1,0 +1,187 @@
+// The server: offers one region of depth x size bytes to the client's writes
+// and reads, receives its messages, and checks what arrived when asked.
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tent-bench/bootstrap.h"
+#include "tent-bench/engine_setup.h"
+#include "tent-bench/pattern.h"
+#include "tent-bench/run.h"
+
+namespace tent_bench {
+
+namespace {
+
+// Receives the client's messages on the engine's progress thread and checks
+// their length, sequence number (order, exactly once) and content.
+struct Receiver {
+    std::uint64_t size = 0;
+    bool check = false;
+    std::atomic<std::uint64_t> received{0};
+    std::atomic<std::uint64_t> mismatches{0};
+    std::mutex mu;
+    std::string detail;  // the first mismatch
+
+    void note(std::string what) {
+        mismatches.fetch_add(1);
+        std::lock_guard lock(mu);
+        if (detail.empty()) detail = std::move(what);
+    }
+
+    void on_message(const std::uint8_t* p, std::size_t n) {
+        std::uint64_t seq = received.load(std::memory_order_relaxed);
+        if (check) {
+            if (n != size) {
+                note("message " + std::to_string(seq) + " has " + std::to_string(n) + " bytes, not " +
+                     std::to_string(size));
+            } else if (!seq_matches(p, n, seq)) {
+                note("message " + std::to_string(seq) + " arrived carrying sequence number " +
+                     std::to_string(read_seq(p, n)) + " (out of order, duplicated or lost)");
+            } else if (std::size_t at = find_mismatch(p, n, seq, 8); at != n) {
+                note("message " + std::to_string(seq) + " differs at byte " + std::to_string(at));
+            }
+        }
+        received.store(seq + 1, std::memory_order_release);
+    }
+};
+
+void on_recv(tent_peer_t*, const void* data, std::size_t length, void* arg) {
+    static_cast<Receiver*>(arg)->on_message(static_cast<const std::uint8_t*>(data), length);
+}
+
+int fail(const std::string& what) {
+    std::fprintf(stderr, "tent-bench: %s\n", what.c_str());
+    return 1;
+}
+
+} // namespace
+
+int run_server(const Options& o) {
+    Socket listener, peer;
+    std::uint16_t port = 0;
+    std::string error;
+    if (!listen_on(o.host, o.port, listener, port, error)) return fail(error);
+    std::printf("tent-bench: listening on %s:%u\n", o.host.c_str(), static_cast<unsigned>(port));
+    std::fflush(stdout);
+    if (!accept_one(listener, peer, error)) return fail(error);
+
+    RunParams p;
+    if (!peer.recv_all(&p, sizeof p) || p.magic != kMagic) return fail("the client did not send its parameters");
+    if (p.op > 2 || p.depth == 0 || p.depth > 4096 || p.size == 0 || p.size > (1ull << 32) ||
+        p.size * p.depth > (64ull << 30))
+        return fail("the client's parameters are out of range");
+    Op op = static_cast<Op>(p.op);
+    bool check = p.check != 0;
+
+    EnginePtr engine;
+    if (!make_engine(o, engine, error)) return fail(error);
+    Receiver receiver;
+    receiver.size = p.size;
+    receiver.check = check;
+    std::vector<std::uint8_t> region;
+    try {
+        region.assign(p.size * p.depth, 0);
+    } catch (const std::bad_alloc&) {
+        return fail("cannot allocate " + std::to_string(p.size * p.depth) + " bytes");
+    }
+    if (op == Op::Read && check)
+        for (std::uint32_t s = 0; s < p.depth; ++s) fill_pattern(region.data() + s * p.size, p.size, s);
+    tent_mem_t* m = nullptr;
+    int rc = tent_mem_register(engine.get(), region.data(), region.size(), TENT_ACCESS_ALL, &m);
+    if (rc != TENT_OK) return fail(std::string("cannot register memory: ") + tent_strerror(rc));
+    MemPtr mem(m);
+    if (op == Op::Send) {
+        rc = tent_set_recv_callback(engine.get(), on_recv, &receiver);
+        if (rc != TENT_OK) return fail(std::string("cannot set the receive callback: ") + tent_strerror(rc));
+    }
+    const void* blob = nullptr;
+    const void* key = nullptr;
+    std::size_t blob_len = 0, key_len = 0;
+    if (tent_engine_address(engine.get(), &blob, &blob_len) != TENT_OK ||
+        tent_mem_remote_key(mem.get(), &key, &key_len) != TENT_OK)
+        return fail("cannot get the address blob or remote key");
+    std::vector<std::uint8_t> blob_bytes(static_cast<const std::uint8_t*>(blob),
+                                         static_cast<const std::uint8_t*>(blob) + blob_len);
+    std::vector<std::uint8_t> key_bytes(static_cast<const std::uint8_t*>(key),
+                                        static_cast<const std::uint8_t*>(key) + key_len);
+    if (!peer.send_bytes(blob_bytes) || !peer.send_bytes(key_bytes) ||
+        !peer.send_u64(reinterpret_cast<std::uint64_t>(region.data())))
+        return fail("the client went away during setup");
+
+    // The run happens now, between the engines; the bootstrap socket waits
+    // for the client's "done": its count of successful operations and, for
+    // writes, the sequence number of the last write into each slot.
+    std::uint64_t ops_ok = 0;
+    std::vector<std::uint64_t> last_seq(p.depth);
+    if (!peer.recv_u64(ops_ok) || !peer.recv_all(last_seq.data(), last_seq.size() * 8))
+        return fail("the client went away before it was done");
+
+    std::uint64_t mismatches = 0;
+    std::string detail;
+    if (op == Op::Send) {
+        // A send completes at the sender before the receiver may have
+        // handed the message over; wait (bounded) for the stragglers.
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (receiver.received.load() < ops_ok && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        mismatches = receiver.mismatches.load();
+        {
+            std::lock_guard lock(receiver.mu);
+            detail = receiver.detail;
+        }
+        std::uint64_t got = receiver.received.load();
+        if (got != ops_ok) {
+            ++mismatches;
+            if (detail.empty())
+                detail = std::to_string(got) + " messages received, " + std::to_string(ops_ok) + " sent";
+        }
+    } else if (op == Op::Write && check) {
+        for (std::uint32_t s = 0; s < p.depth; ++s) {
+            const std::uint8_t* slot = region.data() + s * p.size;
+            std::string bad;
+            if (last_seq[s] == kNoSeq) {
+                for (std::size_t i = 0; i < p.size && bad.empty(); ++i)
+                    if (slot[i]) bad = "slot " + std::to_string(s) + " was never written but byte " +
+                                       std::to_string(i) + " changed";
+            } else if (last_seq[s] == kNoSeq - 1) {
+                continue;  // its last write failed: undefined, and already an error
+            } else if (!seq_matches(slot, p.size, last_seq[s])) {
+                bad = "slot " + std::to_string(s) + " does not hold write " + std::to_string(last_seq[s]) +
+                      " (holds " + std::to_string(read_seq(slot, p.size)) + ")";
+            } else if (std::size_t at = find_mismatch(slot, p.size, s, 8); at != p.size) {
+                bad = "slot " + std::to_string(s) + " differs at byte " + std::to_string(at);
+            }
+            if (!bad.empty()) {
+                ++mismatches;
+                if (detail.empty()) detail = bad;
+            }
+        }
+    }
+    std::vector<std::uint8_t> detail_bytes(detail.begin(), detail.end());
+    if (!peer.send_u64(mismatches) || !peer.send_u64(receiver.received.load()) || !peer.send_bytes(detail_bytes))
+        return fail("the client went away before the check result");
+    // Stay connected until the client has closed its engine (bounded).
+    timeval tv{30, 0};
+    (void)setsockopt(peer.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char byte;
+    (void)::recv(peer.fd(), &byte, 1, 0);
+
+    if (o.json)
+        std::printf("{\"role\":\"server\",\"op\":\"%s\",\"size\":%llu,\"received\":%llu,\"mismatches\":%llu}\n",
+                    op_name(op), (unsigned long long)p.size, (unsigned long long)receiver.received.load(),
+                    (unsigned long long)mismatches);
+    else
+        std::printf("tent-bench: %s run done, %s\n", op_name(op),
+                    !check ? "not checked" : mismatches ? "CHECK FAILED" : "every byte checked");
+    if (mismatches) std::fprintf(stderr, "tent-bench: check failed: %s\n", detail.c_str());
+    return mismatches ? 1 : 0;
+}
+
+} // namespace tent_bench
