@@ -318,3 +318,12 @@ tests_engine_test_verbs_two_process_SOURCES = tests/engine/test_verbs_two_proces
 tests_engine_test_verbs_two_process_CPPFLAGS = $(VERBS_TEST_CFLAGS)
 tests_engine_test_verbs_two_process_LDADD = $(TEST_LIBS)
 endif
+
+# wiring helper: the engine through the policy layer (rules, hint fallback, NUMA tier)
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/engine/test_engine_policy
+TESTS += tests/unit/engine/test_engine_policy
+tests_unit_engine_test_engine_policy_SOURCES = tests/unit/engine/test_engine_policy.cpp tests/unit/engine/engine_pair.h
+tests_unit_engine_test_engine_policy_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_engine_policy_LDADD = $(TEST_LIBS)
+endif
