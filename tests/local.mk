@@ -333,3 +333,12 @@ tests_bench_test_bench_parts_SOURCES = tests/bench/test_bench_parts.cpp scripts/
 tests_bench_test_bench_parts_CPPFLAGS = $(TEST_CFLAGS) -I$(top_srcdir)/scripts
 tests_bench_test_bench_parts_LDADD = $(TEST_LIBS)
 endif
+
+# wiring helper: the engine through the policy layer (rules, hint fallback, NUMA tier)
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/engine/test_engine_policy
+TESTS += tests/unit/engine/test_engine_policy
+tests_unit_engine_test_engine_policy_SOURCES = tests/unit/engine/test_engine_policy.cpp tests/unit/engine/engine_pair.h
+tests_unit_engine_test_engine_policy_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_engine_policy_LDADD = $(TEST_LIBS)
+endif

@@ -20,6 +20,8 @@ struct RailSlot {
     NewRail rail;
     std::size_t provider = 0;  // index into the engine's providers
     RailId monitor_id = 0;
+    int device = -1;     // topology index of the local device, -1 not in the topology
+    int numa_node = -1;  // NUMA node of the local device, -1 unknown
     std::uint64_t inflight_bytes = 0;
     double ewma_bw = 0.0;      // bytes/s, 0 = not measured yet
     std::uint64_t ops = 0, bytes = 0, errors = 0;

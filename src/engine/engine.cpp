@@ -7,6 +7,7 @@
 #include <cctype>
 #include <random>
 
+#include "common/crash_reporter.h"
 #include "common/log.h"
 #include "engine/connection.h"
 #include "engine/control_socket.h"
@@ -42,10 +43,35 @@ Engine::Engine(const Config& config, EngineParams params, std::vector<std::uniqu
 
 Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
                                                std::vector<std::unique_ptr<TransportProvider>> providers) {
+    auto topology = Topology::load(config);
+    if (!topology) return topology.status();
+    return create(config, std::move(providers), std::move(*topology));
+}
+
+Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
+                                               std::vector<std::unique_ptr<TransportProvider>> providers,
+                                               Topology topology) {
+    if (Status s = configure_logging(config); !s) return s;
+    // A missing backtrace is no reason to refuse the data path.
+    if (Status s = maybe_install_crash_reporter(config); !s)
+        TENT_WARN("crash-reporter-failed", "%s", s.to_string().c_str());
+    auto rules = compile_rules(config.policies(), topology);
+    if (!rules) return rules.status();
     auto monitor_params = RailMonitorParams::from_config(config);
     if (!monitor_params) return monitor_params.status();
     std::unique_ptr<Engine> engine(new Engine(config, EngineParams::from_config(config), std::move(providers)));
     engine->monitor_ = std::make_unique<RailMonitor>(*monitor_params);
+    // Every bit set for "all devices": rails whose device the topology does
+    // not know (hwloc may not see an HCA) stay usable when no rule restricts
+    // the devices; a rule's mask is checked against the rail's topology index.
+    engine->topology_devices_ = all_devices_mask(topology);
+    engine->transport_selector_.emplace(std::move(*rules), ~std::uint64_t{0});
+    for (std::size_t k = 0; k < kTransportKindCount; ++k) {
+        bool present = false;
+        for (const auto& p : engine->providers_) present = present || static_cast<std::size_t>(p->kind()) == k;
+        engine->transport_selector_->set_available(static_cast<TransportKind>(k), present);
+    }
+    engine->topology_.emplace(std::move(topology));
     engine->qos_ = std::make_unique<QosQueue>(QosParams::from_config(config), engine->clock_);
     auto metrics = TentMetrics::create(engine->metrics_registry_);
     if (!metrics) return metrics.status();
@@ -126,6 +152,7 @@ Status Engine::post_one_sided(OpType type, PeerId peer, void* local, std::uint64
     op->length = length;
     op->remote = std::move(*handle);
     op->remote_addr = remote_addr;
+    op->caller_numa = topology_->calling_thread_numa_node();
     return submit(std::move(op));
 }
 
@@ -148,6 +175,7 @@ Status Engine::post_send(PeerId peer, const void* data, std::uint64_t length, co
     // The rail only reads from it; Op keeps one pointer type for all kinds.
     op->local = static_cast<std::uint8_t*>(const_cast<void*>(data));
     op->length = length;
+    op->caller_numa = topology_->calling_thread_numa_node();
     return submit(std::move(op));
 }
 

@@ -41,6 +41,8 @@
 #include "common/unique_fd.h"
 #include "metrics/registry.h"
 #include "metrics/tent_metrics.h"
+#include "policy/transport_selector.h"
+#include "topology/topology.h"
 #include "transport/provider.h"
 #include "wire/address_blob.h"
 
@@ -53,8 +55,14 @@ class QosQueue;
 
 class Engine final : public RailSink {
 public:
+    // Configures logging and the crash reporter from config, loads the
+    // machine's topology (topology_xml) and compiles the [policy] rules.
     static Result<std::unique_ptr<Engine>> create(const Config& config,
                                                   std::vector<std::unique_ptr<TransportProvider>> providers);
+    // Same with a given topology (tests: Topology::from_devices).
+    static Result<std::unique_ptr<Engine>> create(const Config& config,
+                                                  std::vector<std::unique_ptr<TransportProvider>> providers,
+                                                  Topology topology);
     ~Engine() override;
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
@@ -115,6 +123,7 @@ private:
     void mark_unreachable(Connection& conn, const Status& why);
     void start_op_by_id(std::uint64_t id);
     Status plan(Connection& conn, Op& op);
+    std::vector<std::size_t> rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why) const;
     void post_chunk(Op& op, std::size_t index);
     void on_rail_completion(Connection& conn, std::size_t rail, const RailCompletion& c);
     void advance(Op& op);
@@ -171,6 +180,9 @@ private:
     std::deque<std::pair<std::uint64_t, std::size_t>> deferred_;  // (op, chunk) refused with Busy
     std::unique_ptr<RailMonitor> monitor_;
     std::unique_ptr<QosQueue> qos_;
+    std::optional<Topology> topology_;                    // set before start(); read-only after
+    std::optional<TransportSelector> transport_selector_;  // progress thread only after start()
+    std::uint64_t topology_devices_ = 0;                   // every topology device as a mask
     bool fd_less_rails_ = false;
     TimePoint last_gauges_{};
 

@@ -173,6 +173,8 @@ void Engine::add_rail(Connection& conn, NewRail rail) {
     RailEndpoints ep{rail.local_device, rail.local_port, peer, rail.remote_device, rail.remote_port};
     RailSlot slot;
     slot.monitor_id = monitor_->add_rail(ep, clock_.now());
+    slot.device = topology_->device_index(rail.local_device);
+    slot.numa_node = topology_->device_numa_node(rail.local_device);
     if (rail.rail->wait_fd() < 0) fd_less_rails_ = true;
     slot.rail = std::move(rail);
     conn.rails.push_back(std::move(slot));

@@ -44,25 +44,62 @@ void Engine::start_op_by_id(std::uint64_t id) {
     if (op.outstanding == 0 && op.deferred == 0) finish_op(id);  // every post failed
 }
 
-// Rails allowed for the request (its transport hint, when any rail of that
-// kind exists), seen by the selector; then chunks (Write/Read) or fragments
-// (Send) assigned to them.
+// The rails a request may use: the transport selector's fallback list for it
+// (its hint first, then the first matching [policy] rule's transports, else
+// RDMA then TCP) walked in order; the first transport with a rail that is
+// allowed by the rule's device mask and not paused wins. A transport with no
+// such rail (none to this peer, or all paused) is passed over for the next.
+std::vector<std::size_t> Engine::rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why) const {
+    TransferSpec spec;
+    spec.priority = op.options.priority;
+    spec.length = op.length;
+    spec.same_machine = conn.peer.hostname == blob_.hostname;
+    spec.transport_hint = op.options.hint;
+    const CompiledRule* rule = transport_selector_->match(spec);
+    const std::uint64_t mask = rule ? rule->device_mask : ~std::uint64_t{0};
+    // A rule without a devices key has every topology device in its mask:
+    // rails on devices the topology does not know are then allowed too.
+    const bool every_device = !rule || mask == topology_devices_;
+    bool any_rail = false;
+    for (TransportKind kind : transport_selector_->fallback_list(spec)) {
+        std::vector<std::size_t> allowed;
+        bool usable = false;
+        for (std::size_t i = 0; i < conn.rails.size(); ++i) {
+            const RailSlot& s = conn.rails[i];
+            if (s.rail.rail->kind() != kind) continue;
+            if (kind == TransportKind::Rdma &&
+                !(s.device >= 0 && s.device < 64 ? (mask >> s.device) & 1 : every_device))
+                continue;
+            allowed.push_back(i);
+            usable = usable || monitor_->state(s.monitor_id, now) != RailState::Paused;
+        }
+        any_rail = any_rail || !allowed.empty();
+        if (usable) return allowed;
+        if (!allowed.empty())
+            TENT_DEBUG("transport-fallback", "every %s rail to %s is paused, trying the next transport",
+                       transport_kind_name(kind), conn.peer.hostname.c_str());
+    }
+    why = any_rail ? Status(Code::NoResources, "every rail to " + conn.peer.hostname + " is paused")
+                   : Status(Code::NoResources, "no rail to peer " + conn.peer.hostname +
+                                                   (rule ? " allowed by policy " + rule->name : std::string()));
+    return {};
+}
+
+// Rails chosen by rails_for(), seen by the device selector (health, NUMA
+// tier of the posting thread, backlog over bandwidth); then chunks
+// (Write/Read) or fragments (Send) assigned to them.
 Status Engine::plan(Connection& conn, Op& op) {
     op.seq = conn.next_seq++;
-    std::vector<std::size_t> allowed;
-    if (op.options.hint)
-        for (std::size_t i = 0; i < conn.rails.size(); ++i)
-            if (conn.rails[i].rail.rail->kind() == *op.options.hint) allowed.push_back(i);
-    if (allowed.empty())
-        for (std::size_t i = 0; i < conn.rails.size(); ++i) allowed.push_back(i);
-    if (allowed.empty()) return Status(Code::NoResources, "no rail to peer " + conn.peer.hostname);
-
     const TimePoint now = clock_.now();
+    Status why;
+    std::vector<std::size_t> allowed = rails_for(conn, op, now, why);
+    if (allowed.empty()) return why;
+
     std::vector<RailView> views;
     std::vector<std::uint64_t> max_op;
     for (std::size_t k = 0; k < allowed.size(); ++k) {
         const RailSlot& s = conn.rails[allowed[k]];
-        views.push_back(RailView{static_cast<int>(k % 64), monitor_->state(s.monitor_id, now), -1, s.inflight_bytes,
+        views.push_back(RailView{static_cast<int>(k % 64), monitor_->state(s.monitor_id, now), s.numa_node, s.inflight_bytes,
                                  s.ewma_bw});
         max_op.push_back(s.rail.rail->max_op_length());
     }
@@ -71,7 +108,7 @@ Status Engine::plan(Connection& conn, Op& op) {
         std::uint64_t frag = std::max<std::uint64_t>(1, params_.send_fragment_size);
         std::uint64_t offset = 0;
         do {
-            auto k = conn.selector->pick(views, ~std::uint64_t{0}, -1);
+            auto k = conn.selector->pick(views, ~std::uint64_t{0}, op.caller_numa);
             if (!k) return Status(Code::NoResources, "every rail to " + conn.peer.hostname + " is paused");
             std::uint64_t n = std::min(frag, op.length - offset);
             std::uint64_t room = conn.rails[allowed[*k]].rail.rail->max_send_length();
@@ -82,7 +119,7 @@ Status Engine::plan(Connection& conn, Op& op) {
         } while (offset < op.length);
         return Status::ok();
     }
-    ChunkPlanParams cp{params_.striping_threshold, params_.chunk_size, -1, 0};
+    ChunkPlanParams cp{params_.striping_threshold, params_.chunk_size, op.caller_numa, 0};
     op.chunks = plan_chunks(*conn.selector, views, max_op, op.length, cp);
     if (op.chunks.empty()) return Status(Code::NoResources, "every rail to " + conn.peer.hostname + " is paused");
     for (auto& c : op.chunks) c.rail = allowed[c.rail];

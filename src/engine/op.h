@@ -25,6 +25,7 @@ struct Op {
     std::uint64_t remote_addr = 0;
     std::uint64_t seq = 0;      // per-connection operation number
     std::uint64_t msg_seq = 0;  // Send: per-connection message number
+    int caller_numa = -1;       // NUMA node of the posting thread, -1 unknown
 
     std::vector<PlannedChunk> chunks;  // rail = index into the connection's rails
     std::vector<std::array<std::uint8_t, kSendHeaderSize>> headers;  // Send: one per chunk

@@ -1,0 +1,181 @@
+// The engine routes requests through the policy layer: a [policy] rule sends
+// a size range to TCP, a hint whose rails are all paused falls back to the
+// next transport, and small transfers go to the rail on the posting
+// thread's NUMA node (synthetic topology). Rails are loopback rails of two
+// kinds, each kind on its own fabric so the bytes each carried are known.
+#include <criterion/criterion.h>
+
+#include <chrono>
+#include <thread>
+
+#include "engine_pair.h"
+#include "topology/topology.h"
+#include "wire/memory_handle.h"
+
+using namespace tent;
+using namespace tent::test;
+
+namespace {
+
+std::vector<std::uint8_t> handle_bytes(const Registration& reg) {
+    auto enc = wire::encode_memory_handle(reg.handle);
+    return std::vector<std::uint8_t>(enc->begin(), enc->end());
+}
+
+void fill(std::vector<std::uint8_t>& v, unsigned seed) {
+    std::uint32_t x = seed * 2654435761u + 1;
+    for (auto& b : v) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b = static_cast<std::uint8_t>(x);
+    }
+}
+
+// Two engines, each with TCP-kind rails 0,1 (tcp fabric) and RDMA-kind
+// rails 2,3 (rdma fabric).
+struct MixedPair {
+    std::shared_ptr<LoopbackFabric> tcp = std::make_shared<LoopbackFabric>(2, std::vector<unsigned>{0});
+    std::shared_ptr<LoopbackFabric> rdma = std::make_shared<LoopbackFabric>(2, std::vector<unsigned>{0});
+    std::unique_ptr<Engine> a, b;
+    PeerId peer = 0;
+
+    explicit MixedPair(const Config& config) {
+        for (auto* e : {&a, &b}) {
+            std::vector<std::unique_ptr<TransportProvider>> p;
+            p.push_back(std::make_unique<LoopbackProvider>(tcp, TransportKind::Tcp));
+            p.push_back(std::make_unique<LoopbackProvider>(rdma, TransportKind::Rdma));
+            auto r = Engine::create(config, std::move(p), Topology::from_devices({}, 1, -1));
+            cr_assert(r.is_ok(), "%s", r.status().to_string().c_str());
+            *e = std::move(*r);
+        }
+        auto c = a->connect(b->address());
+        cr_assert(c.is_ok(), "%s", c.status().to_string().c_str());
+        peer = *c;
+    }
+    std::uint64_t tcp_bytes() const { return tcp->bytes(0) + tcp->bytes(1); }
+    std::uint64_t rdma_bytes() const { return rdma->bytes(2) + rdma->bytes(3); }
+};
+
+struct Buffers {
+    std::vector<std::uint8_t> src, dst;
+    std::vector<std::uint8_t> remote;
+    std::uint64_t base = 0;
+    Buffers(Engine& a, Engine& b, std::size_t size, unsigned seed) : src(size), dst(size, 0) {
+        fill(src, seed);
+        auto rs = a.register_memory(src.data(), size, wire::kAccessAll);
+        auto rd = b.register_memory(dst.data(), size, wire::kAccessAll);
+        cr_assert(rs.is_ok() && rd.is_ok());
+        remote = handle_bytes(**rd);
+        base = reinterpret_cast<std::uint64_t>(dst.data());
+    }
+};
+
+PolicyRule rule(std::string name, std::map<std::string, std::string> keys) {
+    PolicyRule r;
+    r.name = std::move(name);
+    r.keys = std::move(keys);
+    return r;
+}
+
+} // namespace
+
+Test(engine_policy, rule_routes_a_size_range_to_tcp) {
+    Config config = loopback_config();
+    config.policies() = {rule("small-over-tcp", {{"max_size", "64K"}, {"transports", "tcp"}})};
+    MixedPair p(config);
+    const std::size_t size = 1u << 20;
+    Buffers buf(*p.a, *p.b, size, 3);
+
+    // Inside the rule's range: TCP only, although RDMA rails exist.
+    cr_assert(p.a->post_write(p.peer, buf.src.data(), 65536, buf.remote, buf.base, with_cookie(1)).is_ok());
+    auto c = wait_completions(*p.a, 1);
+    cr_assert_eq(c.size(), 1u);
+    cr_expect(c[0].status.is_ok(), "%s", c[0].status.to_string().c_str());
+    cr_expect_eq(p.tcp_bytes(), 65536u);
+    cr_expect_eq(p.rdma_bytes(), 0u);
+    for (std::size_t i = 0; i < 65536; ++i) cr_assert_eq(buf.dst[i], buf.src[i], "byte %zu", i);
+
+    // Outside it: the default preference, RDMA first.
+    cr_assert(p.a->post_write(p.peer, buf.src.data(), size, buf.remote, buf.base, with_cookie(2)).is_ok());
+    c = wait_completions(*p.a, 1);
+    cr_assert_eq(c.size(), 1u);
+    cr_expect(c[0].status.is_ok(), "%s", c[0].status.to_string().c_str());
+    cr_expect_eq(p.rdma_bytes(), size);
+    cr_expect_eq(p.tcp_bytes(), 65536u, "no more tcp traffic");
+    cr_expect(buf.dst == buf.src);
+}
+
+Test(engine_policy, hint_falls_back_when_its_rails_are_paused) {
+    Config config = loopback_config();
+    (void)config.set(Knob::RailErrorThreshold, "1", api_source());
+    MixedPair p(config);
+    const std::size_t size = 1u << 20;
+    Buffers buf(*p.a, *p.b, size, 5);
+    PostOptions o = with_cookie(1);
+    o.hint = TransportKind::Rdma;
+
+    // Both RDMA rails fail a striped write: one error each pauses them.
+    p.rdma->set_broken(2, true);
+    p.rdma->set_broken(3, true);
+    cr_assert(p.a->post_write(p.peer, buf.src.data(), size, buf.remote, buf.base, o).is_ok());
+    auto c = wait_completions(*p.a, 1);
+    cr_assert_eq(c.size(), 1u);
+    cr_expect_not(c[0].status.is_ok());
+    std::size_t paused = 0;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+        paused = 0;
+        for (const auto& s : p.a->rail_stats())
+            if (s.kind == TransportKind::Rdma && s.state == RailState::Paused) ++paused;
+        if (paused == 2) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    cr_assert_eq(paused, 2u, "both rdma rails paused");
+    cr_expect_eq(p.tcp_bytes(), 0u);
+
+    // The same hint now goes to TCP instead of failing with no resources.
+    std::fill(buf.dst.begin(), buf.dst.end(), 0);
+    o.cookie = 2;
+    cr_assert(p.a->post_write(p.peer, buf.src.data(), size, buf.remote, buf.base, o).is_ok());
+    c = wait_completions(*p.a, 1);
+    cr_assert_eq(c.size(), 1u);
+    cr_expect(c[0].status.is_ok(), "%s", c[0].status.to_string().c_str());
+    cr_expect_eq(p.tcp_bytes(), size);
+    cr_expect(buf.dst == buf.src);
+}
+
+// Loopback rails are named loop<rail id>; the topology puts loop0 on node 0
+// and loop1 on node 1. Transfers below the striping threshold each go to one
+// rail: without the NUMA tier the round-robin cursor would alternate.
+static void numa_tier_case(int caller_node, std::uint16_t local_rail, std::uint16_t remote_rail) {
+    auto fabric = std::make_shared<LoopbackFabric>(2, std::vector<unsigned>{0});
+    std::unique_ptr<Engine> a, b;
+    for (auto* e : {&a, &b}) {
+        std::vector<std::unique_ptr<TransportProvider>> p;
+        p.push_back(std::make_unique<LoopbackProvider>(fabric, TransportKind::Rdma));
+        auto topo = Topology::from_devices({{"loop0", 0}, {"loop1", 1}}, 2, caller_node);
+        auto r = Engine::create(loopback_config(), std::move(p), std::move(topo));
+        cr_assert(r.is_ok(), "%s", r.status().to_string().c_str());
+        *e = std::move(*r);
+    }
+    auto peer = a->connect(b->address());
+    cr_assert(peer.is_ok());
+    const std::size_t size = 4096;
+    Buffers buf(*a, *b, size, 7);
+    for (std::uint64_t i = 0; i < 8; ++i) {
+        cr_assert(a->post_write(*peer, buf.src.data(), size, buf.remote, buf.base, with_cookie(i)).is_ok());
+        auto c = wait_completions(*a, 1);
+        cr_assert_eq(c.size(), 1u);
+        cr_assert(c[0].status.is_ok());
+    }
+    cr_expect(buf.dst == buf.src);
+    cr_expect_eq(fabric->bytes(local_rail), 8 * size, "rail on the caller's node carried %llu",
+                 (unsigned long long)fabric->bytes(local_rail));
+    cr_expect_eq(fabric->bytes(remote_rail), 0u);
+}
+
+Test(engine_policy, rails_on_the_callers_numa_node_rank_first) {
+    numa_tier_case(1, 1, 0);
+    numa_tier_case(0, 0, 1);
+}
