@@ -5,6 +5,10 @@ set -u
 . "${TEST_SRCDIR:-.}/tests/bench/lib.sh"
 [ -e "${TEST_BUILDDIR:-.}/tests/simverbs/lib/.libs/libibverbs.so.1" ] || { echo "simverbs not built"; exit 77; }
 fabric="bench-$$"
+# These runs are about data, not timeouts: give the RC ACK timer room
+# (4.096 us x 2^17 x 8 tries = 4.3 s) so that a machine loaded by a parallel
+# build cannot turn a slow acknowledgement into a retry-exceeded failure.
+export TENT_VERBS_QP_TIMEOUT=17
 SERVER_WRAP="$SIMVERBS_RUN --fabric $fabric --dir $tmp/sv --"
 CLIENT_WRAP="$SERVER_WRAP"
 for op in write read send; do

@@ -30,6 +30,9 @@ std::unique_ptr<Engine> make_engine() {
     api.kind = Source::Kind::Api;
     (void)c.set(Knob::ControlAddress, "127.0.0.1", api);
     (void)c.set(Knob::ConnectTimeoutMs, "5000", api);
+    // A data test, not a timeout test: an ACK timer a loaded machine cannot
+    // outrun (4.096 us x 2^17 x 8 tries = 4.3 s).
+    (void)c.set(Knob::VerbsQpTimeout, "17", api);
     auto providers = make_default_providers(c);
     if (!providers) return nullptr;
     auto e = Engine::create(c, std::move(*providers));
