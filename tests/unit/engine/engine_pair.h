@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "engine/engine.h"
 #include "engine/loopback_provider.h"
+#include "wire/memory_handle.h"
 
 namespace tent::test {
 
@@ -66,6 +67,23 @@ inline std::vector<EngineCompletion> wait_completions(Engine& e, std::size_t wan
         if (e.poll(out, want - out.size()) == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     return out;
+}
+
+// The wire form of a registration, as a peer passes it to post_write/read.
+inline std::vector<std::uint8_t> handle_bytes(const Registration& reg) {
+    auto enc = wire::encode_memory_handle(reg.handle);
+    return std::vector<std::uint8_t>(enc->begin(), enc->end());
+}
+
+// A reproducible byte pattern per seed (xorshift), so every byte can be checked.
+inline void fill(std::vector<std::uint8_t>& v, unsigned seed) {
+    std::uint32_t x = seed * 2654435761u + 1;
+    for (auto& b : v) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b = static_cast<std::uint8_t>(x);
+    }
 }
 
 } // namespace tent::test

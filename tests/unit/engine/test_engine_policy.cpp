@@ -17,21 +17,6 @@ using namespace tent::test;
 
 namespace {
 
-std::vector<std::uint8_t> handle_bytes(const Registration& reg) {
-    auto enc = wire::encode_memory_handle(reg.handle);
-    return std::vector<std::uint8_t>(enc->begin(), enc->end());
-}
-
-void fill(std::vector<std::uint8_t>& v, unsigned seed) {
-    std::uint32_t x = seed * 2654435761u + 1;
-    for (auto& b : v) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b = static_cast<std::uint8_t>(x);
-    }
-}
-
 // Two engines, each with TCP-kind rails 0,1 (tcp fabric) and RDMA-kind
 // rails 2,3 (rdma fabric).
 struct MixedPair {
