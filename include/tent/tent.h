@@ -111,6 +111,7 @@ typedef struct tent_rail_stats {
     uint64_t bytes;
     uint64_t errors;
     uint64_t inflight_bytes;
+    uint64_t failovers;  /* operations moved off this rail to another after a failure */
 } tent_rail_stats_t;
 
 /* Engines ----------------------------------------------------------------- */

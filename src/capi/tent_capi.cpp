@@ -306,6 +306,7 @@ int tent_rail_stats(tent_engine_t* engine, tent_rail_stats_t* out, int max) {
             s.bytes = stats[i].bytes;
             s.errors = stats[i].errors;
             s.inflight_bytes = stats[i].inflight_bytes;
+            s.failovers = stats[i].failovers;
         }
         return static_cast<int>(stats.size());
     });

@@ -24,7 +24,7 @@ struct RailSlot {
     int numa_node = -1;  // NUMA node of the local device, -1 unknown
     std::uint64_t inflight_bytes = 0;
     double ewma_bw = 0.0;      // bytes/s, 0 = not measured yet
-    std::uint64_t ops = 0, bytes = 0, errors = 0;
+    std::uint64_t ops = 0, bytes = 0, errors = 0, failovers = 0;
 };
 
 struct Connection {

@@ -150,7 +150,7 @@ void Engine::refresh_stats() {
             const std::string& name = r.rail.rail->name();
             RailState state = monitor_->state(r.monitor_id, now);
             stats.push_back(RailStats{conn->id, r.rail.rail_id, name, r.rail.rail->kind(), state, r.ops, r.bytes,
-                                      r.errors, r.inflight_bytes});
+                                      r.errors, r.inflight_bytes, r.failovers});
             if (!gauges) continue;
             metrics_->set_rail_state(name, state);
             metrics_->set_rail_health(name, monitor_->health_score(r.monitor_id, now));

@@ -45,6 +45,7 @@ struct RailStats {
     std::uint64_t bytes = 0;   // bytes of those operations
     std::uint64_t errors = 0;  // operations that failed (submit or completion)
     std::uint64_t inflight_bytes = 0;
+    std::uint64_t failovers = 0;  // operations moved off this rail after a failure
 };
 
 // Called on the engine's progress thread; must not block. The bytes are

@@ -88,6 +88,25 @@ public:
     // When progress() must run even without descriptor activity (heartbeat,
     // silence limit); TimePoint::max() when never.
     virtual TimePoint next_timer() const { return TimePoint::max(); }
+
+    // Failover hooks (the engine's failover layer drives them).
+    //
+    // The rail can carry no operation until rearm() (a QP in the error
+    // state, a closed socket). Its outstanding operations still complete,
+    // with errors, through progress().
+    virtual bool broken() const { return false; }
+    // Declare the rail failed now (a port event, silence): every
+    // outstanding operation completes at the next progress(), flushed, and
+    // posts are refused until rearm().
+    virtual void fail() {}
+    // Bring a broken rail back once nothing is outstanding; the peer's end
+    // must be re-armed too (the engine agrees on it over the control
+    // channel). Unsupported when the rail cannot come back (then it stays
+    // broken); Busy while operations are still outstanding.
+    virtual Status rearm() { return Status(Code::Unsupported, name() + " cannot be re-armed"); }
+    // The path loses packets that the transport repairs (TCP retransmits):
+    // the rail works but should be used last.
+    virtual bool lossy() const { return false; }
 };
 
 } // namespace tent
