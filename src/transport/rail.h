@@ -98,7 +98,7 @@ public:
     // Declare the rail failed now (a port event, silence): every
     // outstanding operation completes at the next progress(), flushed, and
     // posts are refused until rearm().
-    virtual void fail() {}
+    virtual Status fail() { return Status::ok(); }
     // Bring a broken rail back once nothing is outstanding; the peer's end
     // must be re-armed too (the engine agrees on it over the control
     // channel). Unsupported when the rail cannot come back (then it stays

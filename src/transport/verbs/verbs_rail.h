@@ -70,7 +70,7 @@ public:
     bool connected() const { return connected_; }
     // Moves the QP to the error state: every outstanding op completes
     // (flushed) at the next progress() and further posts are refused.
-    Status fail();
+    Status fail() override;
     // Back to INIT after a failure, receive ring refilled, ready for a new
     // connect(); the peer resets its QP too (both restart at their initial
     // PSNs). Busy while ops are outstanding: progress() until none is.
