@@ -211,6 +211,7 @@ private:
         std::size_t chunk;
         std::uint64_t length;
         TimePoint posted;
+        bool watched;      // counts for the rail's silence (not a SEND)
     };
     std::map<std::uint64_t, Inflight> inflight_;  // by rail cookie
     std::uint64_t next_cookie_ = 1;

@@ -76,7 +76,7 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
                 (stalled <= 1 || slot.silence.silent_for(now) > 4 * slot.silence.limit(params_.silence))) {
                 auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(slot.silence.silent_for(now)).count();
                 std::string why = "no completion for " + std::to_string(ms) + " ms with " +
-                                  std::to_string(slot.inflight_ops) + " operations outstanding";
+                                  std::to_string(slot.inflight_watched) + " operations outstanding";
                 TENT_WARN("rail silent", "%s: %s: declared failed", rail.name().c_str(), why.c_str());
                 monitor_->record(slot.monitor_id, RailOutcome::Timeout, now);
                 declare_failed(slot, why);
@@ -167,7 +167,8 @@ void Engine::post_probe(Connection& conn, std::size_t index) {
         declare_failed(slot, slot.last_failure);
         return;
     }
-    inflight_[op.cookie] = Inflight{0, index, 0, now};
+    inflight_[op.cookie] = Inflight{0, index, 0, now, true};
+    ++slot.inflight_watched;
     slot.last_probe = now;
     ++slot.inflight_ops;
     slot.silence.became_busy(now);
