@@ -74,8 +74,17 @@ public:
     // Back to INIT after a failure, receive ring refilled, ready for a new
     // connect(); the peer resets its QP too (both restart at their initial
     // PSNs). Busy while ops are outstanding: progress() until none is.
+    // Completions still queued are discarded, so call progress() once after
+    // the QP failed: messages that arrived before the failure are delivered
+    // then, not lost.
     Status reset();
     bool failed() const { return failed_; }
+
+    // Failover hooks: a failed QP is broken until re-armed; rearm() is
+    // reset() + connect() to the peer it was connected to (the peer re-arms
+    // its end too, before our first post).
+    bool broken() const override { return failed_ || !connected_; }
+    Status rearm() override;
 
     // Largest header + payload of one Send (a receive buffer minus framing).
     std::uint64_t max_send_length() const;
@@ -119,6 +128,8 @@ private:
     const Clock& clock_;
     std::string name_;
     VerbsRailInfo local_;
+    VerbsRailInfo remote_;      // kept for rearm()
+    std::string remote_name_;
     bool connected_ = false;
     bool failed_ = false;
 
