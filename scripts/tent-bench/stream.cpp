@@ -16,7 +16,7 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 } // namespace
 
 Stream::Stream(const StreamSpec& spec)
-    : spec_(spec), posted_at_(spec.depth), last_seq_(spec.depth, kNoSeq) {
+    : spec_(spec), posted_at_(spec.depth), last_seq_(spec.depth, kNoSeq), slot_seq_(spec.depth, kNoSeq) {
     report_.op = spec.op;
     report_.size = spec.size;
     report_.check = spec.check;
@@ -68,6 +68,7 @@ bool Stream::post(tent_peer_t* peer, const std::vector<std::uint8_t>& key, std::
             return rc != TENT_ERR_PEER_UNREACHABLE;
         }
         free_slots_.pop_back();
+        slot_seq_[s] = posted_ - 1;
         posted_at_[s] = t;
         ++inflight_;
     }
@@ -77,7 +78,12 @@ bool Stream::post(tent_peer_t* peer, const std::vector<std::uint8_t>& key, std::
 void Stream::complete(const tent_completion_t& c, Clock::time_point now) {
     std::uint32_t s = cookie_slot(c.cookie);
     std::uint64_t seq = cookie_seq(c.cookie);
-    if (s >= spec_.depth || inflight_ == 0) return;  // not ours
+    if (s >= spec_.depth || slot_seq_[s] != seq) {
+        // Each operation completes exactly once: this one is not in flight.
+        note_error("unexpected completion (cookie " + std::to_string(c.cookie) + "): no such operation in flight");
+        return;
+    }
+    slot_seq_[s] = kNoSeq;
     // The longest time without a completion: from the first post to the
     // first completion, then between two completions.
     report_.max_gap_ms =

@@ -53,7 +53,9 @@ public:
     // limit operations have been posted (0: no limit). Returns false once
     // the peer is unreachable (nothing more can be posted).
     bool post(tent_peer_t* peer, const std::vector<std::uint8_t>& key, std::uint64_t limit);
-    // A completion of this stream (cookie_tag matches); now is when it was polled.
+    // A completion of this stream (cookie_tag matches); now is when it was
+    // polled. A completion of no operation in flight (a second completion
+    // of one, or a stranger) is counted as an error.
     void complete(const tent_completion_t& c, Clock::time_point now);
 
     std::uint64_t posted() const { return posted_; }
@@ -77,6 +79,7 @@ private:
     std::vector<std::uint32_t> free_slots_;
     std::vector<Clock::time_point> posted_at_;
     std::vector<std::uint64_t> last_seq_;
+    std::vector<std::uint64_t> slot_seq_;  // the operation in flight in each slot, kNoSeq when free
     std::uint64_t posted_ = 0;
     std::uint64_t inflight_ = 0;
     std::string first_error_;
