@@ -1,5 +1,5 @@
 # scripts: tent-run and the helper scripts behind the README's two commands.
-EXTRA_DIST += scripts/install-deps scripts/build scripts/check scripts/demo
+EXTRA_DIST += scripts/install-deps scripts/build scripts/check scripts/demo scripts/bench-engine
 
 bin_PROGRAMS += tent-run
 tent_run_SOURCES = scripts/tent-run/tent_run.cpp scripts/tent-run/commands.h \
@@ -14,7 +14,8 @@ tent_bench_SOURCES = scripts/tent-bench/tent_bench.cpp scripts/tent-bench/option
 	scripts/tent-bench/options.cpp scripts/tent-bench/bootstrap.h scripts/tent-bench/bootstrap.cpp \
 	scripts/tent-bench/engine_setup.h scripts/tent-bench/engine_setup.cpp scripts/tent-bench/pattern.h \
 	scripts/tent-bench/report.h scripts/tent-bench/report.cpp scripts/tent-bench/run.h \
-	scripts/tent-bench/server.cpp scripts/tent-bench/client.cpp
+	scripts/tent-bench/server.cpp scripts/tent-bench/client.cpp scripts/tent-bench/stream.h \
+	scripts/tent-bench/stream.cpp scripts/tent-bench/stats_ticker.h scripts/tent-bench/stats_ticker.cpp
 tent_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/scripts
 tent_bench_LDADD = libtent.la
 dist_man_MANS += man/tent-bench.1

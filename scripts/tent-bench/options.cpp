@@ -29,6 +29,16 @@ const char* const kUsage =
     "  --check              verify every byte written, read or received\n"
     "  --json               print one JSON object with the results\n"
     "  --config FILE        tent configuration file read last\n"
+    "  --stats-interval MS  every MS ms, one line per rail on stderr:\n"
+    "                       tent-bench: stats t_ms=T rail=NAME bytes=N state=S failovers=N\n"
+    "\n"
+    "background stream (client; runs with the measured one, same engines):\n"
+    "  --background-op write|read  start it with this operation\n"
+    "  --background-size BYTES     bytes per operation (default 1M)\n"
+    "  --background-depth N        operations in flight (default 8)\n"
+    "  --background-priority P     high, medium or low (default low)\n"
+    "The measured stream starts once the background stream has completed its\n"
+    "first operation, and the background stops when the measured stream ends.\n"
     "  -h, --help           print this help\n"
     "\n"
     "Exits 0 when every operation succeeded and every checked byte matched.\n"
@@ -60,6 +70,21 @@ bool parse_endpoint(const char* s, std::string& host, std::uint16_t& port) {
     return true;
 }
 
+bool parse_priority(const std::string& s, tent_priority_t& out) {
+    if (s == "high") out = TENT_PRIORITY_HIGH;
+    else if (s == "medium") out = TENT_PRIORITY_MEDIUM;
+    else if (s == "low") out = TENT_PRIORITY_LOW;
+    else return false;
+    return true;
+}
+
+bool parse_count(const char* s, std::uint64_t max, std::uint32_t& out) {
+    std::uint64_t v = 0;
+    if (!parse_size(s, v) || v == 0 || v > max) return false;
+    out = static_cast<std::uint32_t>(v);
+    return true;
+}
+
 std::vector<std::string> split(const std::string& s) {
     std::vector<std::string> out;
     std::size_t start = 0;
@@ -86,6 +111,7 @@ const char* op_name(Op op) {
 bool parse_options(int argc, char** argv, Options& o, std::string& message, int& exit_code) {
     exit_code = 2;
     bool have_endpoint = false;
+    bool background_detail = false;  // a --background-* option other than --background-op
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto value = [&](const char*& v) {
@@ -143,14 +169,43 @@ bool parse_options(int argc, char** argv, Options& o, std::string& message, int&
                 message = std::string("tent-bench: --duration wants seconds (0 < s <= 86400), not '") + v + "'\n";
                 return false;
             }
-        } else if (a == "--depth") {
+        } else if (a == "--depth" || a == "--background-depth") {
             if (!value(v)) return false;
-            std::uint64_t d = 0;
-            if (!parse_size(v, d) || d == 0 || d > 4096) {
-                message = std::string("tent-bench: --depth wants 1 to 4096, not '") + v + "'\n";
+            if (!parse_count(v, kMaxDepth, a == "--depth" ? o.depth : o.background_depth)) {
+                message = "tent-bench: " + a + " wants 1 to " + std::to_string(kMaxDepth) + ", not '" + v + "'\n";
                 return false;
             }
-            o.depth = static_cast<std::uint32_t>(d);
+            if (a != "--depth") background_detail = true;
+        } else if (a == "--background-op") {
+            if (!value(v)) return false;
+            std::string s = v;
+            if (s == "write") o.background_op = Op::Write;
+            else if (s == "read") o.background_op = Op::Read;
+            else {
+                message = "tent-bench: --background-op is write or read, not '" + s + "'\n";
+                return false;
+            }
+            o.background = true;
+        } else if (a == "--background-size") {
+            if (!value(v)) return false;
+            if (!parse_size(v, o.background_size) || o.background_size == 0 || o.background_size > (1ull << 32)) {
+                message = std::string("tent-bench: --background-size wants 1 B to 4 GiB, not '") + v + "'\n";
+                return false;
+            }
+            background_detail = true;
+        } else if (a == "--background-priority") {
+            if (!value(v)) return false;
+            if (!parse_priority(v, o.background_priority)) {
+                message = std::string("tent-bench: --background-priority is high, medium or low, not '") + v + "'\n";
+                return false;
+            }
+            background_detail = true;
+        } else if (a == "--stats-interval") {
+            if (!value(v)) return false;
+            if (!parse_count(v, 3600000, o.stats_interval_ms)) {
+                message = std::string("tent-bench: --stats-interval wants 1 to 3600000 ms, not '") + v + "'\n";
+                return false;
+            }
         } else if (a == "--rails") {
             if (!value(v)) return false;
             o.rails = split(v);
@@ -160,12 +215,8 @@ bool parse_options(int argc, char** argv, Options& o, std::string& message, int&
             }
         } else if (a == "--priority") {
             if (!value(v)) return false;
-            std::string s = v;
-            if (s == "high") o.priority = TENT_PRIORITY_HIGH;
-            else if (s == "medium") o.priority = TENT_PRIORITY_MEDIUM;
-            else if (s == "low") o.priority = TENT_PRIORITY_LOW;
-            else {
-                message = "tent-bench: --priority is high, medium or low, not '" + s + "'\n";
+            if (!parse_priority(v, o.priority)) {
+                message = std::string("tent-bench: --priority is high, medium or low, not '") + v + "'\n";
                 return false;
             }
         } else if (a == "--check") {
@@ -189,6 +240,14 @@ bool parse_options(int argc, char** argv, Options& o, std::string& message, int&
         return false;
     }
     if (!o.iters && !(o.duration_secs > 0)) o.duration_secs = 1;
+    if (background_detail && !o.background) {
+        message = "tent-bench: the --background-* options need --background-op\n";
+        return false;
+    }
+    if (o.background && o.listen) {
+        message = "tent-bench: --background-op is a client option (the server takes it over)\n";
+        return false;
+    }
     // The transport hint follows the kinds of rails named.
     bool tcp = false, hca = false;
     for (auto& r : o.rails) (r == "tcp" || r.rfind("tcp:", 0) == 0 ? tcp : hca) = true;

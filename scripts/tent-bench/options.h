@@ -12,6 +12,8 @@ namespace tent_bench {
 
 enum class Op : std::uint32_t { Write = 0, Read = 1, Send = 2 };
 
+constexpr std::uint32_t kMaxDepth = 4096;  // operations in flight per stream
+
 const char* op_name(Op op);
 
 struct Options {
@@ -29,6 +31,15 @@ struct Options {
     bool check = false;
     bool json = false;
     std::string config;           // --config FILE
+    // A second stream in the same process, on the same engines, that runs
+    // while the measured one does (e.g. low-priority bulk writes under
+    // high-priority sends). Not measured into the main figures.
+    bool background = false;
+    Op background_op = Op::Write;  // write or read
+    std::uint64_t background_size = 1u << 20;
+    std::uint32_t background_depth = 8;
+    tent_priority_t background_priority = TENT_PRIORITY_LOW;
+    std::uint32_t stats_interval_ms = 0;  // 0: no periodic rail lines
 };
 
 // Parses argv; on error or --help returns false with the text to print in

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace tent_bench {
 
@@ -12,6 +13,21 @@ double percentile(const std::vector<double>& sorted, double q) {
     auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
     if (rank == 0) rank = 1;
     return sorted[std::min(rank, sorted.size()) - 1];
+}
+
+std::uint64_t total_failovers(const std::vector<tent_rail_stats_t>& rails) {
+    std::uint64_t n = 0;
+    for (const auto& r : rails) n += r.failovers;
+    return n;
+}
+
+const char* priority_name(tent_priority_t p) {
+    switch (p) {
+    case TENT_PRIORITY_HIGH: return "high";
+    case TENT_PRIORITY_MEDIUM: return "medium";
+    case TENT_PRIORITY_LOW: return "low";
+    }
+    return "?";
 }
 
 const char* rail_state_name(int state) {
@@ -92,9 +108,23 @@ std::string to_json(const Report& r) {
         s += ",\"bytes\":" + std::to_string(rail.bytes);
         s += ",\"ops\":" + std::to_string(rail.ops);
         s += ",\"errors\":" + std::to_string(rail.errors);
+        s += ",\"failovers\":" + std::to_string(rail.failovers);
         s += ",\"state\":" + json_string(rail_state_name(rail.state)) + "}";
     }
-    s += "]}\n";
+    s += "]";
+    if (r.has_background) {
+        const BackgroundReport& b = r.background;
+        s += ",\"background\":{\"op\":" + json_string(op_name(b.op));
+        s += ",\"size\":" + std::to_string(b.size);
+        s += ",\"depth\":" + std::to_string(b.depth);
+        s += ",\"priority\":" + json_string(priority_name(b.priority));
+        s += ",\"ops\":" + std::to_string(b.ops);
+        s += ",\"bytes\":" + std::to_string(b.bytes);
+        s += ",\"seconds\":" + num(b.seconds);
+        s += ",\"gbps\":" + num(b.seconds > 0 ? static_cast<double>(b.bytes) * 8 / b.seconds / 1e9 : 0);
+        s += ",\"errors\":" + std::to_string(b.errors) + "}";
+    }
+    s += "}\n";
     return s;
 }
 
@@ -108,12 +138,32 @@ std::string to_text(const Report& r) {
                   x.msg_rate, x.p50, x.p99, r.max_gap_ms, (unsigned long long)r.errors,
                   r.check ? (r.mismatches ? ", CHECK FAILED" : ", every byte checked") : "");
     std::string s = buf;
+    if (r.has_background) {
+        const BackgroundReport& b = r.background;
+        std::snprintf(buf, sizeof buf, "  background %s %llu B x %llu at %s priority: %.3f Gbit/s, %llu errors\n",
+                      op_name(b.op), (unsigned long long)b.size, (unsigned long long)b.ops, priority_name(b.priority),
+                      b.seconds > 0 ? static_cast<double>(b.bytes) * 8 / b.seconds / 1e9 : 0.0,
+                      (unsigned long long)b.errors);
+        s += buf;
+    }
     for (const auto& rail : r.rails) {
-        std::snprintf(buf, sizeof buf, "  rail %-40s %12llu bytes %8llu errors  %s\n", rail.name,
-                      (unsigned long long)rail.bytes, (unsigned long long)rail.errors, rail_state_name(rail.state));
+        std::snprintf(buf, sizeof buf, "  rail %-40s %12llu bytes %8llu errors %8llu failovers  %s\n", rail.name,
+                      (unsigned long long)rail.bytes, (unsigned long long)rail.errors,
+                      (unsigned long long)rail.failovers, rail_state_name(rail.state));
         s += buf;
     }
     return s;
+}
+
+std::string stats_line(std::uint64_t t_ms, const tent_rail_stats_t& rail) {
+    std::string name(rail.name, strnlen(rail.name, sizeof rail.name));
+    std::replace(name.begin(), name.end(), ' ', '_');
+    if (name.empty()) name = "-";
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "tent-bench: stats t_ms=%llu rail=%s bytes=%llu state=%s failovers=%llu\n",
+                  (unsigned long long)t_ms, name.c_str(), (unsigned long long)rail.bytes,
+                  rail_state_name(rail.state), (unsigned long long)rail.failovers);
+    return buf;
 }
 
 } // namespace tent_bench

@@ -18,8 +18,13 @@ struct RunParams {
     std::uint32_t depth = 0;
     std::uint64_t size = 0;
     std::uint64_t check = 0;
+    // The background stream's slots follow the measured stream's in the
+    // server's region (background_depth 0: no background stream).
+    std::uint32_t background_op = 0;
+    std::uint32_t background_depth = 0;
+    std::uint64_t background_size = 0;
 };
-constexpr std::uint64_t kMagic = 0x31484342544e4554ull;  // "TENTBCH1"
+constexpr std::uint64_t kMagic = 0x32484342544e4554ull;  // "TENTBCH2"
 constexpr std::uint64_t kNoSeq = ~0ull;
 
 } // namespace tent_bench

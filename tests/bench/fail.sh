@@ -22,10 +22,14 @@ grep -q "no rail to the peer matches 'nosuchhca0'" "$tmp/client.err" || fail "no
 echo "ok: $(cat "$tmp/client.err")"
 kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; spid=
 
-for bad in "--op jump" "--size 0" "--iters 3 --duration 1" "--priority urgent" "--depth 0"; do
+for bad in "--op jump" "--size 0" "--iters 3 --duration 1" "--priority urgent" "--depth 0" \
+    "--background-op send" "--background-size 1M" "--stats-interval 0"; do
     "$BENCH" --connect 127.0.0.1:1 $bad >/dev/null 2>"$tmp/opt.err"
     rc=$?
     [ "$rc" -eq 2 ] && [ -s "$tmp/opt.err" ] || fail "option '$bad' exited with $rc"
 done
 "$BENCH" --help | grep -q -- "--listen HOST:PORT" || fail "--help"
+for opt in --stats-interval --background-op --background-size --background-depth --background-priority; do
+    "$BENCH" --help | grep -q -- "$opt" || fail "--help does not mention $opt"
+done
 exit 0

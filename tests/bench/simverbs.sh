@@ -37,6 +37,8 @@ r = json.load(open(sys.argv[1]))
 assert r["errors"] > 0 and r["ops"] + r["errors"] == 100 and r["bytes"] == r["ops"] * 65536, r
 bad = [x for x in r["rails"] if x["name"].startswith("mlx5_1")]
 assert bad and bad[0]["errors"] > 0, r["rails"]
+# Nothing moved to another rail: failover is off.
+assert r["failovers"] == 0 == sum(x["failovers"] for x in r["rails"]), r
 ' "$tmp/client.out" || fail "JSON of the failing run"
 wait "$spid"; spid=
 echo "ok: failed completions, failover off: $(cat "$tmp/client.out")"
@@ -55,6 +57,10 @@ r = json.load(open(sys.argv[1]))
 assert r["errors"] == 0 and r["ops"] == 100 and r["check"] and r["mismatches"] == 0, r
 bad = [x for x in r["rails"] if x["name"].startswith("mlx5_1")]
 assert bad and bad[0]["errors"] > 0, r["rails"]
+# failovers: the operations moved off a failed rail, summed over the rails;
+# the failed HCA is the one they moved off.
+assert r["failovers"] >= 1 and r["failovers"] == sum(x["failovers"] for x in r["rails"]), r
+assert bad[0]["failovers"] >= 1, r["rails"]
 ' "$tmp/client.out" || fail "JSON of the failover run"
 wait "$spid"; spid=
 echo "ok: failed completion, failover on: $(cat "$tmp/client.out")"
