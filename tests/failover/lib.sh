@@ -61,7 +61,9 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 bg() {
     local name=$1 secs=$2
     shift 2
-    rm -f "$tmp/$name.pid" "$tmp/$name.out" "$tmp/$name.err"
+    rm -f "$tmp/$name.pid"
+    : >"$tmp/$name.out"
+    : >"$tmp/$name.err"
     timeout -k 2 "$secs" sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/$name.pid" "$@" \
         >"$tmp/$name.out" 2>"$tmp/$name.err" &
     bg_last=$!
