@@ -126,7 +126,7 @@ stats() {
 rail_bytes() {
     stats | awk -v p="$1" '
         index($2, p) == 1 { last[$2] = $3 }
-        END { s = 0; for (r in last) s += last[r]; print s }'
+        END { s = 0; for (r in last) s += last[r]; printf "%.0f\n", s }'
 }
 
 # wait_bytes PREFIX MIN SECONDS: until the rails PREFIX carried more than MIN bytes.
