@@ -18,7 +18,7 @@ cooldowns() {
 
 # flap LABEL OP
 flap() {
-    local label=$1 op=$2 t0 t k=0 down=0 list
+    local label=$1 op=$2 t0 t k=0 down=0 list short
     start_server
     start_client --op "$op" --size 16K --depth 8 --duration 13 --rails mlx5_0,mlx5_1
     wait_bytes mlx5_1: 0 20
@@ -41,6 +41,8 @@ flap() {
     finish
     check_clean
     list=$(cooldowns | tr '\n' ' ')
+    # Runs of the same value shortened: "300.0 x46".
+    short=$(echo "$list" | awk '{ for (i = 1; i <= NF; i++) { if ($i == v) n++; else { if (n) printf "%s%s ", v, (n > 1 ? " x" n : ""); v = $i; n = 1 } } if (n) printf "%s%s", v, (n > 1 ? " x" n : "") }')
     python3 - "$list" <<'PY' || fail "$label: cooldowns of mlx5_1's pauses: '$list'"
 import sys
 n = [float(x) for x in sys.argv[1].split()]
@@ -49,7 +51,7 @@ assert all(a <= b for a, b in zip(n, n[1:])), "the cooldown shrank"
 assert n[-1] > n[0], "the cooldown did not grow"
 PY
     summary "$label"
-    echo "    $down port-down/port-up cycles of mlx5_1 in $((t - t0)) ms; cooldowns of its pauses (s): $list"
+    echo "    $down port-down/port-up cycles of mlx5_1 in $((t - t0)) ms; cooldowns of its pauses (s): $short"
 }
 
 flap "write, mlx5_1 flapping" write
