@@ -61,6 +61,7 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
         RailSlot& slot = conn.rails[i];
         Rail& rail = *slot.rail.rail;
         const bool rdma = rail.kind() == TransportKind::Rdma;
+        monitor_->set_lossy(slot.monitor_id, rail.lossy(), now);
         switch (slot.care) {
         case RailCare::InUse:
         case RailCare::Probing:
