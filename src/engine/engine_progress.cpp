@@ -147,7 +147,8 @@ void Engine::refresh_stats() {
     for (const auto& [id, conn] : connections_)
         for (const auto& r : conn->rails) {
             const std::string& name = r.rail.rail->name();
-            RailState state = monitor_->state(r.monitor_id, now);
+            // A failed rail (closed, being re-armed) takes no work: paused.
+            RailState state = usable(r) ? monitor_->state(r.monitor_id, now) : RailState::Paused;
             stats.push_back(RailStats{conn->id, r.rail.rail_id, name, r.rail.rail->kind(), state, r.ops, r.bytes,
                                       r.errors, r.inflight_bytes, r.failovers});
             if (!gauges) continue;

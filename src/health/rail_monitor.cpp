@@ -243,7 +243,7 @@ void RailMonitor::judge_slow_rails(TimePoint now) {
         std::vector<Duration> peers;
         for (RailId other : by_peer[r.ep.remote_peer]) {
             const Rail& o = rails_[other];
-            if (other != id && !o.paused && !o.degraded && medians[other])
+            if (other != id && !o.paused && !o.degraded && !o.lossy && medians[other])
                 peers.push_back(*medians[other]);
         }
         auto reference = median_of(std::move(peers));

@@ -146,3 +146,14 @@ Test(rail_degraded, lossy_rail_is_degraded_never_paused_until_loss_ends) {
     cr_expect_eq(events.count(RailEvent::Kind::Degraded), 1);
     cr_expect_eq(events.count(RailEvent::Kind::Restored), 1);
 }
+
+Test(rail_degraded, lossy_rails_are_no_reference_for_slowness) {
+    // Two lossy rails answering fast must not make the clean ones look slow.
+    FourRails f;
+    f.m.set_lossy(f.r0, true, T0);
+    f.m.set_lossy(f.r2, true, T0);
+    feed(f.m, {{f.r0, microseconds(1)}, {f.r1, microseconds(5)}, {f.r2, microseconds(1)}, {f.r3, microseconds(5)}},
+         T0 + seconds(1));
+    cr_expect(f.m.state(f.r1, T0 + seconds(1)) == RailState::Healthy);
+    cr_expect(f.m.state(f.r3, T0 + seconds(1)) == RailState::Healthy);
+}
