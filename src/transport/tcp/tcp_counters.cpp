@@ -20,7 +20,7 @@ Result<TcpCounters> read_tcp_counters(int fd) {
     // An older kernel fills a shorter structure.
     if (length < offsetof(tcp_info, tcpi_data_segs_out) + sizeof info.tcpi_data_segs_out)
         return Status(Code::Unsupported, "tcp_info without segment counters");
-    return TcpCounters{info.tcpi_data_segs_out, info.tcpi_total_retrans, info.tcpi_data_segs_in};
+    return TcpCounters{info.tcpi_data_segs_out, info.tcpi_total_retrans, info.tcpi_segs_in};
 }
 
 } // namespace tent::tcp

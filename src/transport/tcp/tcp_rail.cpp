@@ -198,10 +198,13 @@ void TcpRail::check_timers() {
     const TimePoint now = clock_.now();
     sample_kernel_counters(now);
     if (silence_.is_dead(now)) {
-        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(silence_.unheard_for(now)).count();
-        TENT_WARN("tcp peer silent", "tcp rail %s: nothing heard from the peer for %lld ms, rail declared dead",
-                  identity_.name.c_str(), static_cast<long long>(ms));
-        close_with(Code::Timeout, "peer silent for " + std::to_string(ms) + " ms", RailOutcome::Timeout);
+        using std::chrono::milliseconds;
+        const auto unheard = std::chrono::duration_cast<milliseconds>(silence_.unheard_for(now)).count();
+        const auto unread = std::chrono::duration_cast<milliseconds>(silence_.silent_for(now)).count();
+        TENT_WARN("tcp peer silent",
+                  "tcp rail %s: nothing heard from the peer for %lld ms (nothing read for %lld ms), rail declared dead",
+                  identity_.name.c_str(), static_cast<long long>(unheard), static_cast<long long>(unread));
+        close_with(Code::Timeout, "peer silent for " + std::to_string(unread) + " ms", RailOutcome::Timeout);
         return;
     }
     if (tx_.empty() && silence_.heartbeat_due(now)) {
@@ -224,7 +227,7 @@ void TcpRail::sample_kernel_counters(TimePoint now) {
         kernel_counters_ = false;
         return;
     }
-    if (silence_.kernel_sample_due(now)) silence_.on_kernel_count(now, counters->data_segments_in);
+    if (silence_.kernel_sample_due(now)) silence_.on_kernel_count(now, counters->segments_in);
     if (!loss_due) return;
     next_loss_sample_ = now + LossDetector::kSamplePeriod;
     if (loss_.sample({counters->data_segments_out, counters->retransmitted}, now)) {
