@@ -94,21 +94,26 @@ run_bg() {
     ns_bg+=("$bg_pid")
 }
 
-# The command that timeout runs (its only child), for simverbs-ctl.
-child_of() {
+# The tent-bench process under timeout PID (for simverbs-ctl), once the
+# wrappers have exec'd into it.
+bench_pid_of() {
     local i p
     for ((i = 0; i < 100; i++)); do
-        p=$(pgrep -P "$1" | head -n 1)
+        p=$(pgrep -P "$1" -x tent-bench | head -n 1)
         [ -n "$p" ] && { echo "$p"; return 0; }
         sleep 0.05
     done
     return 1
 }
 
-# start_server [WRAPPER...]: tent-bench --listen in the server namespace on
-# the management address; sets server_pid and port once it listens (at most 10 s).
+# Commands both tent-bench processes run under (e.g. simverbs-run ... --).
+wrap=()
+
+# start_server [VAR=VALUE...]: tent-bench --listen in the server namespace
+# on the management address, with the environment VAR=VALUE; sets
+# server_pid and port once it listens (at most 10 s).
 start_server() {
-    run_bg server "$NS_S" 60 env TENT_CONTROL_ADDRESS=10.77.0.1 "$@" "$BENCH" --listen 10.77.0.1:0
+    run_bg server "$NS_S" 60 env TENT_CONTROL_ADDRESS=10.77.0.1 "$@" "${wrap[@]}" "$BENCH" --listen 10.77.0.1:0
     server_pid=$bg_pid
     port=
     local i
@@ -121,15 +126,16 @@ start_server() {
     fail "server did not listen within 10 s"
 }
 
-# start_client SECS [WRAPPER...] -- [tent-bench client options]: the client
-# in its namespace against the server; sets client_pid.
+# start_client SECS [VAR=VALUE...] -- [tent-bench client options]: the
+# client in its namespace against the server, at TENT_LOG_LEVEL=info unless
+# VAR=VALUE says otherwise, under timeout SECS; sets client_pid.
 start_client() {
-    local secs=$1 wrap=()
+    local secs=$1 vars=()
     shift
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do wrap+=("$1"); shift; done
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
     [ $# -gt 0 ] && shift
-    run_bg client "$NS_C" "$secs" env TENT_CONTROL_ADDRESS=10.77.0.2 TENT_LOG_LEVEL=info "${wrap[@]}" \
-        "$BENCH" --connect "10.77.0.1:$port" --json "$@"
+    run_bg client "$NS_C" "$secs" env TENT_CONTROL_ADDRESS=10.77.0.2 TENT_LOG_LEVEL=info "${vars[@]}" \
+        "${wrap[@]}" "$BENCH" --connect "10.77.0.1:$port" --json "$@"
     client_pid=$bg_pid
 }
 
