@@ -8,4 +8,5 @@ libtentcore_la_SOURCES += src/health/rail_state.h \
 	src/health/health_score.h src/health/health_score.cpp \
 	src/health/rail_events.h src/health/rail_events.cpp \
 	src/health/rail_monitor_params.h src/health/rail_monitor_params.cpp \
-	src/health/rail_monitor.h src/health/rail_monitor.cpp
+	src/health/rail_monitor.h src/health/rail_monitor.cpp \
+	src/health/rail_silence.h src/health/rail_silence.cpp

@@ -6,7 +6,8 @@ libtentcore_la_SOURCES += \
 	src/policy/bandwidth_estimate.h src/policy/bandwidth_estimate.cpp \
 	src/policy/device_selector.h src/policy/device_selector.cpp \
 	src/policy/qos_queue.h src/policy/qos_queue.cpp \
-	src/policy/failover_budget.h src/policy/failover_budget.cpp
+	src/policy/failover_budget.h src/policy/failover_budget.cpp \
+	src/policy/replay_decision.h src/policy/replay_decision.cpp
 
 # src/policy: build rules for this folder (filled in as the layer grows).
 

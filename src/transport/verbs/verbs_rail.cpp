@@ -166,6 +166,8 @@ Status VerbsRail::connect(const VerbsRailInfo& remote, const std::string& remote
                                     IBV_QP_MAX_QP_RD_ATOMIC))
         return Status(Code::TransportError, qp_error("modify qp to RTS", err, name_));
     connected_ = true;
+    remote_ = remote;
+    remote_name_ = remote_name;
     TENT_DEBUG("verbs rail connected", "%s qp 0x%x -> qp 0x%x", name_.c_str(), local_.qpn, remote.qpn);
     return Status::ok();
 }
@@ -195,6 +197,12 @@ Status VerbsRail::reset() {
     failed_ = false;
     name_ = device_->name() + ":" + std::to_string(device_->port().port_num);
     return to_init();
+}
+
+Status VerbsRail::rearm() {
+    if (remote_name_.empty()) return Status(Code::InvalidArgument, name_ + " was never connected");
+    if (Status s = reset(); !s) return s;
+    return connect(remote_, remote_name_);
 }
 
 std::uint64_t VerbsRail::max_send_length() const { return params_.recv_buffer_size - kFraming; }

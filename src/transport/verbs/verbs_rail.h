@@ -77,6 +77,12 @@ public:
     Status reset();
     bool failed() const { return failed_; }
 
+    // Failover hooks: a failed QP is broken until re-armed; rearm() is
+    // reset() + connect() to the peer it was connected to (the peer re-arms
+    // its end too, before our first post).
+    bool broken() const override { return failed_ || !connected_; }
+    Status rearm() override;
+
     // Largest header + payload of one Send (a receive buffer minus framing).
     std::uint64_t max_send_length() const;
     std::size_t outstanding() const { return slots_.size() - free_.size(); }
@@ -119,6 +125,8 @@ private:
     const Clock& clock_;
     std::string name_;
     VerbsRailInfo local_;
+    VerbsRailInfo remote_;      // kept for rearm()
+    std::string remote_name_;
     bool connected_ = false;
     bool failed_ = false;
 
