@@ -4,17 +4,32 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
 #include <memory>
 #include <vector>
 
 #include "engine/send_reassembler.h"
 #include "common/unique_fd.h"
 #include "health/rail_events.h"
+#include "health/rail_silence.h"
 #include "policy/device_selector.h"
 #include "transport/provider.h"
 #include "wire/address_blob.h"
 
 namespace tent {
+
+// Where a rail stands in the failover layer's care. Only InUse rails that
+// are not broken take new work.
+enum class RailCare {
+    InUse,
+    Broken,        // failed; waiting until it may be re-armed
+    AwaitingPeer,  // we asked the peer to re-arm its end (control Probe sent)
+    PeerAsked,     // the peer asked us to re-arm: flushing, then re-arm and answer
+    AwaitingProof, // re-armed at the peer's request: waiting for its probe to pass
+    Probing,       // re-armed (or paused but intact): a probe is in flight
+};
 
 struct RailSlot {
     NewRail rail;
@@ -25,6 +40,32 @@ struct RailSlot {
     std::uint64_t inflight_bytes = 0;
     double ewma_bw = 0.0;      // bytes/s, 0 = not measured yet
     std::uint64_t ops = 0, bytes = 0, errors = 0, failovers = 0;
+    // Failover layer.
+    RailCare care = RailCare::InUse;
+    std::size_t inflight_ops = 0;  // posted, not completed (probes included)
+    RailSilence silence;
+    std::uint32_t care_nonce = 0;  // the re-arm exchange's nonce (0: none)
+    TimePoint care_since{};
+    std::string last_failure;      // why it last failed, for peer-unreachable reports
+    std::uint64_t epoch = 0;       // successes so far (data or probe): proof the rail works
+    TimePoint last_probe{};
+};
+
+// A piece (chunk or fragment) waiting for a usable rail, or a whole op
+// waiting to be planned (chunk == kWholeOp).
+inline constexpr std::size_t kWholeOp = ~std::size_t{0};
+struct ParkedPiece {
+    std::uint64_t op = 0;
+    std::size_t chunk = kWholeOp;
+};
+
+// A SEND fragment whose rail failed: replayed only once the peer says the
+// message was not delivered.
+struct PendingSync {
+    std::uint64_t op = 0;
+    std::size_t chunk = 0;
+    std::uint64_t msg_seq = 0;
+    TimePoint sent{};
 };
 
 struct Connection {
@@ -37,6 +78,12 @@ struct Connection {
     SendReassembler reassembler;
     std::unique_ptr<DeviceSelector> selector;
     bool unreachable = false;
+    bool initiator = false;  // this side called connect(); wins re-arm races
+    std::vector<std::uint8_t> control_in;  // control channel bytes not yet framed
+    std::deque<ParkedPiece> parked;
+    TimePoint parked_since{};  // valid while parked is non-empty
+    std::map<std::uint32_t, PendingSync> syncs;  // by nonce
+    std::uint32_t next_nonce = 1;
 };
 
 } // namespace tent

@@ -61,6 +61,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
     if (!monitor_params) return monitor_params.status();
     std::unique_ptr<Engine> engine(new Engine(config, EngineParams::from_config(config), std::move(providers)));
     engine->monitor_ = std::make_unique<RailMonitor>(*monitor_params);
+    engine->monitor_->set_observer(engine.get());
     // Every bit set for "all devices": rails whose device the topology does
     // not know (hwloc may not see an HCA) stay usable when no rule restricts
     // the devices; a rule's mask is checked against the rail's topology index.

@@ -16,8 +16,17 @@
 // above striping_threshold are striped over the rails (chunk_plan.h), the
 // chunk ending the transfer posted last; messages are fragmented
 // (send_fragment_size) and delivered exactly once, in order
-// (send_reassembler.h). A failed rail operation completes its request with
-// the error (failover is layered on this later); a peer whose control
+// (send_reassembler.h).
+//
+// Failover (engine_failover.cpp, engine_rail_care.cpp, engine_control.cpp):
+// a piece (chunk or fragment) whose rail fails is replayed on another rail,
+// then on TCP, within max_failover_attempts per piece; a SEND fragment only
+// after the peer said over the control channel that its message was not
+// delivered. Rails are declared failed by their own errors, local port
+// events or silence; failed verbs rails are re-armed on both sides when the
+// health layer allows, probed, and then carry traffic again. Pieces with no
+// usable rail wait up to failover_timeout_ms, then fail with
+// PeerUnreachable naming every rail and why. A peer whose control
 // connection closes is reported unreachable and its requests fail.
 #pragma once
 
@@ -34,6 +43,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "health/rail_events.h"
 #include "config/config.h"
 #include "engine/engine_params.h"
 #include "engine/engine_types.h"
@@ -45,15 +55,17 @@
 #include "topology/topology.h"
 #include "transport/provider.h"
 #include "wire/address_blob.h"
+#include "wire/frame.h"
 
 namespace tent {
 
 struct Connection;
+struct RailSlot;
 struct Op;
 class RailMonitor;
 class QosQueue;
 
-class Engine final : public RailSink {
+class Engine final : public RailSink, private RailObserver {
 public:
     // Configures logging and the crash reporter from config, loads the
     // machine's topology (topology_xml) and compiles the [policy] rules.
@@ -119,13 +131,37 @@ private:
     void serve_handshake(UniqueFd fd);
     void add_connection(std::unique_ptr<Connection> conn);
     void add_rail(Connection& conn, NewRail rail);
-    void watch_control(Connection& conn);
+    void read_control(Connection& conn);
+    void on_control_frame(Connection& conn, const wire::Frame& frame);
+    void send_control(Connection& conn, const wire::Frame& frame);
     void mark_unreachable(Connection& conn, const Status& why);
     void start_op_by_id(std::uint64_t id);
     Status plan(Connection& conn, Op& op);
+    void start_planned(Connection& conn, Op& op);
     std::vector<std::size_t> rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why) const;
     void post_chunk(Op& op, std::size_t index);
     void on_rail_completion(Connection& conn, std::size_t rail, const RailCompletion& c);
+    // Failover (engine_failover.cpp).
+    bool failover_on() const { return params_.max_failover_attempts > 0; }
+    bool usable(const RailSlot& slot) const;
+    void piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size_t rail, const Status& why);
+    void place_piece(Connection& conn, Op& op, std::size_t chunk, const Status& last_failure = Status::ok());
+    void park(Connection& conn, Op& op, std::size_t chunk);
+    void serve_parked(Connection& conn, TimePoint now);
+    void fail_parked(Connection& conn, TimePoint now);
+    std::string rails_report(const Connection& conn, TimePoint now) const;
+    void request_sync(Connection& conn, Op& op, std::size_t chunk);
+    void on_sync_reply(Connection& conn, std::uint32_t nonce, std::uint64_t last_delivered);
+    void expire_syncs(Connection& conn, TimePoint now);
+    // Rail care (engine_rail_care.cpp).
+    void care_for_rails(Connection& conn, const std::vector<RailId>& due, TimePoint now);
+    void declare_failed(RailSlot& slot, const std::string& why);
+    void post_probe(Connection& conn, std::size_t rail);
+    void on_probe_done(Connection& conn, std::size_t rail, const RailCompletion& c);
+    void on_peer_rearm_request(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce);
+    void on_peer_rearmed(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce);
+    void poll_device_events();
+    void on_rail_event(const RailEvent& event) override;
     void advance(Op& op);
     bool retry_deferred();
     void finish_op(std::uint64_t op_id);
@@ -170,7 +206,7 @@ private:
     std::map<PeerId, std::unique_ptr<Connection>> connections_;
     std::map<std::uint64_t, std::unique_ptr<Op>> ops_;
     struct Inflight {
-        std::uint64_t op;
+        std::uint64_t op;  // 0: a probe
         std::size_t chunk;
         std::uint64_t length;
         TimePoint posted;
@@ -179,6 +215,7 @@ private:
     std::uint64_t next_cookie_ = 1;
     std::deque<std::pair<std::uint64_t, std::size_t>> deferred_;  // (op, chunk) refused with Busy
     std::unique_ptr<RailMonitor> monitor_;
+    std::vector<std::string> monitor_names_;  // rail name by monitor id, for metrics
     std::unique_ptr<QosQueue> qos_;
     std::optional<Topology> topology_;                    // set before start(); read-only after
     std::optional<TransportSelector> transport_selector_;  // progress thread only after start()

@@ -89,9 +89,15 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
         ctx.first_rail_id = ranges[i].first;
         std::vector<NewRail> rails;
         if (Status s = providers_[i]->complete_rails(ctx, mine, rails); !s) return s;
-        for (auto& r : rails) conn->rails.push_back(RailSlot{std::move(r), i});
+        for (auto& r : rails) {
+            RailSlot slot;
+            slot.rail = std::move(r);
+            slot.provider = i;
+            conn->rails.push_back(std::move(slot));
+        }
     }
     conn->control = std::move(*fd);
+    conn->initiator = true;
     {
         std::lock_guard lock(mutex_);
         peers_.insert(conn_id);
@@ -140,7 +146,12 @@ void Engine::serve_handshake(UniqueFd fd) {
                       blob->hostname.c_str(), s.to_string().c_str());
             continue;
         }
-        for (auto& r : rails) conn->rails.push_back(RailSlot{std::move(r), i});
+        for (auto& r : rails) {
+            RailSlot slot;
+            slot.rail = std::move(r);
+            slot.provider = i;
+            conn->rails.push_back(std::move(slot));
+        }
     }
     if (Status s = send_frame(fd.get(), wire::Frame{0, 0, conn_id, 0, ack}); !s) {
         TENT_WARN("engine-handshake", "HelloAck to %s failed: %s", blob->hostname.c_str(), s.to_string().c_str());
@@ -173,6 +184,8 @@ void Engine::add_rail(Connection& conn, NewRail rail) {
     RailEndpoints ep{rail.local_device, rail.local_port, peer, rail.remote_device, rail.remote_port};
     RailSlot slot;
     slot.monitor_id = monitor_->add_rail(ep, clock_.now());
+    if (monitor_names_.size() <= slot.monitor_id) monitor_names_.resize(slot.monitor_id + 1);
+    monitor_names_[slot.monitor_id] = rail.rail->name();
     slot.device = topology_->device_index(rail.local_device);
     slot.numa_node = topology_->device_numa_node(rail.local_device);
     if (rail.rail->wait_fd() < 0) fd_less_rails_ = true;

@@ -34,21 +34,33 @@ void Engine::start_op_by_id(std::uint64_t id) {
         finish_op(id);
         return;
     }
-    if (Status s = plan(*conn->second, op); !s) {
-        op.error = s;
-        finish_op(id);
+    start_planned(*conn->second, op);
+    if (ops_.count(id)) advance(op);
+}
+
+// Plans the op and posts its first batch; with no usable rail to the peer
+// (all paused or failed, none excluded by policy) the whole op waits.
+void Engine::start_planned(Connection& conn, Op& op) {
+    Status s = plan(conn, op);
+    if (!s) {
+        if (s.code() == Code::Busy && failover_on()) {
+            park(conn, op, kWholeOp);
+        } else {
+            op.error = s.code() == Code::Busy ? Status(Code::NoResources, s.message()) : s;
+        }
         return;
     }
     std::size_t first_batch = op.hold_last ? op.chunks.size() - 1 : op.chunks.size();
     for (std::size_t i = 0; i < first_batch; ++i) post_chunk(op, i);
-    if (op.outstanding == 0 && op.deferred == 0) finish_op(id);  // every post failed
 }
 
 // The rails a request may use: the transport selector's fallback list for it
 // (its hint first, then the first matching [policy] rule's transports, else
 // RDMA then TCP) walked in order; the first transport with a rail that is
-// allowed by the rule's device mask and not paused wins. A transport with no
-// such rail (none to this peer, or all paused) is passed over for the next.
+// allowed by the rule's device mask, in use and not paused wins. A transport
+// with no such rail (none to this peer, or all paused or failed) is passed
+// over for the next. Busy when rails exist but none is usable now (they may
+// come back), NoResources when no rail is allowed at all.
 std::vector<std::size_t> Engine::rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why) const {
     TransferSpec spec;
     spec.priority = op.options.priority;
@@ -70,16 +82,17 @@ std::vector<std::size_t> Engine::rails_for(const Connection& conn, const Op& op,
             if (kind == TransportKind::Rdma &&
                 !(s.device >= 0 && s.device < 64 ? (mask >> s.device) & 1 : every_device))
                 continue;
+            any_rail = true;
+            if (!this->usable(s)) continue;  // failed or being re-armed
             allowed.push_back(i);
             usable = usable || monitor_->state(s.monitor_id, now) != RailState::Paused;
         }
-        any_rail = any_rail || !allowed.empty();
         if (usable) return allowed;
         if (!allowed.empty())
             TENT_DEBUG("transport-fallback", "every %s rail to %s is paused, trying the next transport",
                        transport_kind_name(kind), conn.peer.hostname.c_str());
     }
-    why = any_rail ? Status(Code::NoResources, "every rail to " + conn.peer.hostname + " is paused")
+    why = any_rail ? Status(Code::Busy, "every rail to " + conn.peer.hostname + " is paused or failed")
                    : Status(Code::NoResources, "no rail to peer " + conn.peer.hostname +
                                                    (rule ? " allowed by policy " + rule->name : std::string()));
     return {};
@@ -89,7 +102,9 @@ std::vector<std::size_t> Engine::rails_for(const Connection& conn, const Op& op,
 // tier of the posting thread, backlog over bandwidth); then chunks
 // (Write/Read) or fragments (Send) assigned to them.
 Status Engine::plan(Connection& conn, Op& op) {
-    op.seq = conn.next_seq++;
+    // Numbers are taken once, in start order, even if the op waits for a rail.
+    if (op.seq == 0) op.seq = conn.next_seq++;
+    if (op.type == OpType::Send && op.msg_seq == 0) op.msg_seq = conn.next_msg_seq++;
     const TimePoint now = clock_.now();
     Status why;
     std::vector<std::size_t> allowed = rails_for(conn, op, now, why);
@@ -104,12 +119,15 @@ Status Engine::plan(Connection& conn, Op& op) {
         max_op.push_back(s.rail.rail->max_op_length());
     }
     if (op.type == OpType::Send) {
-        op.msg_seq = conn.next_msg_seq++;
         std::uint64_t frag = std::max<std::uint64_t>(1, params_.send_fragment_size);
         std::uint64_t offset = 0;
         do {
             auto k = conn.selector->pick(views, ~std::uint64_t{0}, op.caller_numa);
-            if (!k) return Status(Code::NoResources, "every rail to " + conn.peer.hostname + " is paused");
+            if (!k) {
+                op.chunks.clear();
+                op.headers.clear();
+                return Status(Code::Busy, "every rail to " + conn.peer.hostname + " is paused");
+            }
             std::uint64_t n = std::min(frag, op.length - offset);
             std::uint64_t room = conn.rails[allowed[*k]].rail.rail->max_send_length();
             n = std::min(n, room > kSendHeaderSize ? room - kSendHeaderSize : 1);
@@ -117,13 +135,17 @@ Status Engine::plan(Connection& conn, Op& op) {
             op.headers.push_back(encode_send_header({op.msg_seq, offset, op.length}));
             offset += n;
         } while (offset < op.length);
+        op.pieces.assign(op.chunks.size(), PieceState{});
+        op.planned = true;
         return Status::ok();
     }
     ChunkPlanParams cp{params_.striping_threshold, params_.chunk_size, op.caller_numa, 0};
     op.chunks = plan_chunks(*conn.selector, views, max_op, op.length, cp);
-    if (op.chunks.empty()) return Status(Code::NoResources, "every rail to " + conn.peer.hostname + " is paused");
+    if (op.chunks.empty()) return Status(Code::Busy, "every rail to " + conn.peer.hostname + " is paused");
     for (auto& c : op.chunks) c.rail = allowed[c.rail];
     op.hold_last = op.chunks.size() > 1;
+    op.pieces.assign(op.chunks.size(), PieceState{});
+    op.planned = true;
     return Status::ok();
 }
 
@@ -131,6 +153,14 @@ void Engine::post_chunk(Op& op, std::size_t index) {
     Connection& conn = *connections_.at(op.peer);
     const PlannedChunk& chunk = op.chunks[index];
     RailSlot& slot = conn.rails[chunk.rail];
+    op.next_chunk = std::max(op.next_chunk, index + 1);
+    if (!usable(slot)) {
+        // The rail failed after the piece was assigned to it.
+        piece_failed(conn, op, index, chunk.rail,
+                     Status(Code::RailDown, slot.rail.rail->name() + " has failed" +
+                                                (slot.last_failure.empty() ? "" : ": " + slot.last_failure)));
+        return;
+    }
     RailOp r;
     r.cookie = next_cookie_++;
     r.opcode = opcode_of(op.type);
@@ -148,7 +178,6 @@ void Engine::post_chunk(Op& op, std::size_t index) {
         r.rkey = slot.rail.rail->kind() == TransportKind::Rdma && rk < op.remote.rkeys.size() ? op.remote.rkeys[rk]
                                                                                               : op.remote.tcp_key;
     }
-    op.next_chunk = std::max(op.next_chunk, index + 1);
     Status s = slot.rail.rail->post(r);
     if (s.code() == Code::Busy) {
         // The rail's queue is full: not a fault; post again when it drains.
@@ -161,12 +190,16 @@ void Engine::post_chunk(Op& op, std::size_t index) {
         metrics_->error(s.code());
         monitor_->record(slot.monitor_id, RailOutcome::SubmitFailed, clock_.now());
         TENT_WARN("rail-submit-failed", "%s: %s", slot.rail.rail->name().c_str(), s.to_string().c_str());
-        if (op.error.is_ok()) op.error = s;
+        slot.last_failure = "post failed: " + s.to_string();
+        piece_failed(conn, op, index, chunk.rail, s);
         return;
     }
-    inflight_[r.cookie] = Inflight{op.id, index, chunk.length, clock_.now()};
+    const TimePoint now = clock_.now();
+    inflight_[r.cookie] = Inflight{op.id, index, chunk.length, now};
     ++op.outstanding;
     slot.inflight_bytes += chunk.length;
+    ++slot.inflight_ops;
+    slot.silence.became_busy(now);
 }
 
 void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCompletion& c) {
@@ -176,9 +209,16 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
     inflight_.erase(it);
     RailSlot& slot = conn.rails[rail];
     const TimePoint now = clock_.now();
+    if (slot.inflight_ops) --slot.inflight_ops;
+    slot.silence.completed(now, slot.inflight_ops > 0);
+    if (f.op == 0) {
+        on_probe_done(conn, rail, c);
+        return;
+    }
     slot.inflight_bytes -= std::min(slot.inflight_bytes, f.length);
     monitor_->record(slot.monitor_id, c.outcome, now);
     if (c.status.is_ok()) {
+        ++slot.epoch;
         ++slot.ops;
         slot.bytes += f.length;
         monitor_->record_latency(slot.monitor_id, c.latency, now);
@@ -190,24 +230,29 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
     } else {
         ++slot.errors;
         metrics_->error(c.status.code());
-        TENT_WARN("rail-error", "%s: %s", slot.rail.rail->name().c_str(), c.status.to_string().c_str());
+        if (c.outcome == RailOutcome::Flushed) {
+            TENT_DEBUG("rail-flushed", "%s: %s", slot.rail.rail->name().c_str(), c.status.to_string().c_str());
+        } else {
+            slot.last_failure = c.status.to_string();
+            TENT_WARN("rail-error", "%s: %s", slot.rail.rail->name().c_str(), c.status.to_string().c_str());
+        }
     }
     auto op_it = ops_.find(f.op);
     if (op_it == ops_.end()) return;  // already failed (peer unreachable)
     Op& op = *op_it->second;
     --op.outstanding;
-    if (!c.status.is_ok() && op.error.is_ok()) op.error = c.status;
-    advance(op);
+    if (!c.status.is_ok()) piece_failed(conn, op, f.chunk, rail, c.status);
+    if (ops_.count(f.op)) advance(op);
 }
 
 // After a completion or a retried post: once nothing of the op is in flight
 // or waiting, post the chunk that ends the transfer, or finish the op.
 void Engine::advance(Op& op) {
-    if (op.outstanding > 0 || op.deferred > 0) return;
-    if (op.error.is_ok() && op.next_chunk < op.chunks.size()) {
+    if (op.outstanding > 0 || op.deferred > 0 || op.waiting > 0) return;
+    if (op.error.is_ok() && op.planned && op.next_chunk < op.chunks.size()) {
         // Everything else landed: now the chunk that ends the transfer.
         post_chunk(op, op.next_chunk);
-        if (op.outstanding > 0 || op.deferred > 0) return;
+        if (op.outstanding > 0 || op.deferred > 0 || op.waiting > 0) return;
     }
     finish_op(op.id);
 }

@@ -9,6 +9,9 @@ EngineParams EngineParams::from_config(const Config& config) {
     p.send_fragment_size = static_cast<std::uint64_t>(config.get_int(Knob::SendFragmentSize));
     p.control_address = config.get_string(Knob::ControlAddress);
     p.connect_timeout = std::chrono::milliseconds(config.get_int(Knob::ConnectTimeoutMs));
+    p.max_failover_attempts = static_cast<int>(config.get_int(Knob::MaxFailoverAttempts));
+    p.failover_timeout = std::chrono::milliseconds(config.get_int(Knob::FailoverTimeoutMs));
+    p.silence = RailSilenceParams::from_config(config);
     return p;
 }
 

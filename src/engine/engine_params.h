@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "config/config.h"
+#include "health/rail_silence.h"
 
 namespace tent {
 
@@ -15,6 +16,9 @@ struct EngineParams {
     std::uint64_t send_fragment_size = 0;
     std::string control_address;
     Duration connect_timeout{};
+    int max_failover_attempts = 0;  // per piece; 0 = failover off
+    Duration failover_timeout{};    // longest wait for a usable rail
+    RailSilenceParams silence;
     static EngineParams from_config(const Config& config);
 };
 

@@ -41,6 +41,9 @@ bool Engine::progress_once() {
     }
     bool busy = !submitted.empty() || !connected.empty();
     for (auto& c : connected) add_connection(std::move(c));
+    poll_device_events();
+    // Waiting pieces first: they were posted before anything new.
+    for (auto& [id, conn] : connections_) serve_parked(*conn, clock_.now());
     // Through the QoS queue, so a burst is started high priority first.
     for (auto& op : submitted) {
         qos_->push(op->id, op->options.priority);
@@ -60,11 +63,18 @@ bool Engine::progress_once() {
             busy = busy || !done.empty();
             for (const auto& completion : done) on_rail_completion(c, r, completion);
         }
-        watch_control(c);
+        read_control(c);
         if (recvs_changed) deliver(c);
     }
     if (!deferred_.empty()) retry_deferred();
-    monitor_->tick(clock_.now());
+    const TimePoint now = clock_.now();
+    monitor_->tick(now);
+    const std::vector<RailId> due = monitor_->due_probes(now);
+    for (auto& [id, conn] : connections_) {
+        if (conn->unreachable) continue;
+        care_for_rails(*conn, due, now);
+        expire_syncs(*conn, now);
+    }
     if (busy || recvs_changed) refresh_stats();
     return busy;
 }
@@ -74,10 +84,14 @@ void Engine::wait_for_work(bool busy) {
     std::vector<pollfd> fds;
     fds.push_back({wake_fd_.get(), POLLIN, 0});
     fds.push_back({listen_fd_.get(), POLLIN, 0});
-    for (auto& p : providers_)
+    for (auto& p : providers_) {
         if (p->incoming_fd() >= 0) fds.push_back({p->incoming_fd(), POLLIN, 0});
+        for (int fd : p->event_fds()) fds.push_back({fd, POLLIN, 0});
+    }
     TimePoint next_timer = TimePoint::max();
+    bool waiting = false;  // pieces parked or awaiting a sync: look again soon
     for (auto& [id, conn] : connections_) {
+        waiting = waiting || !conn->parked.empty() || !conn->syncs.empty();
         if (!conn->unreachable) fds.push_back({conn->control.get(), POLLIN, 0});
         for (auto& r : conn->rails) {
             const Rail& rail = *r.rail.rail;
@@ -89,7 +103,7 @@ void Engine::wait_for_work(bool busy) {
     // Rails without a descriptor (loopback) and pending operations are polled
     // every millisecond; otherwise the thread sleeps until a descriptor fires
     // or a rail's timer is due.
-    int timeout_ms = (fd_less_rails_ || !inflight_.empty() || !deferred_.empty()) ? 1 : 100;
+    int timeout_ms = (fd_less_rails_ || waiting || !inflight_.empty() || !deferred_.empty()) ? 1 : 100;
     if (next_timer != TimePoint::max()) {
         auto until = std::chrono::duration_cast<std::chrono::milliseconds>(next_timer - clock_.now()).count() + 1;
         timeout_ms = static_cast<int>(std::clamp<long long>(until, 0, timeout_ms));
@@ -102,21 +116,6 @@ void Engine::accept_connections() {
         int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
         if (fd < 0) return;
         serve_handshake(UniqueFd(fd));
-    }
-}
-
-void Engine::watch_control(Connection& conn) {
-    if (conn.unreachable) return;
-    char buf[512];
-    for (;;) {
-        ssize_t n = ::recv(conn.control.get(), buf, sizeof buf, MSG_DONTWAIT);
-        if (n > 0) continue;  // no control traffic after the handshake yet
-        if (n == 0) {
-            mark_unreachable(conn, Status(Code::PeerUnreachable, "control connection closed by the peer"));
-        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            mark_unreachable(conn, Status::from_errno(errno, "control connection"));
-        }
-        return;
     }
 }
 

@@ -5,14 +5,25 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/chunk_plan.h"
 #include "engine/engine_types.h"
 #include "engine/send_header.h"
+#include "policy/replay_decision.h"
 #include "wire/memory_handle.h"
 
 namespace tent {
+
+// Failover state of one chunk or fragment.
+struct PieceState {
+    ReplayHistory history;
+    // (rail index, the rail's epoch then): rails this piece failed on. A rail
+    // that has since proven itself (a later success) has a newer epoch and
+    // may take the piece again.
+    std::vector<std::pair<std::size_t, std::uint64_t>> failed_on;
+};
 
 struct Op {
     std::uint64_t id = 0;
@@ -28,10 +39,13 @@ struct Op {
     int caller_numa = -1;       // NUMA node of the posting thread, -1 unknown
 
     std::vector<PlannedChunk> chunks;  // rail = index into the connection's rails
+    std::vector<PieceState> pieces;    // one per chunk
     std::vector<std::array<std::uint8_t, kSendHeaderSize>> headers;  // Send: one per chunk
     std::size_t next_chunk = 0;   // chunks[0, next_chunk) have been posted
     std::size_t outstanding = 0;  // posted, not yet completed
     std::size_t deferred = 0;     // refused with Busy (rail queue full), to post again
+    std::size_t waiting = 0;      // pieces parked for a usable rail or awaiting a sync reply
+    bool planned = false;         // chunks assigned (an op parked before planning has none)
     bool hold_last = false;       // Write/Read: the last chunk waits for all others
     Status error;                 // first failure
 };

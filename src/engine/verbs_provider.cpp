@@ -37,6 +37,25 @@ void VerbsProvider::describe(wire::AddressBlob& blob) const {
     for (const auto& d : devices_) blob.hcas.push_back(hca_address(*d));
 }
 
+std::vector<int> VerbsProvider::event_fds() const {
+    std::vector<int> fds;
+    for (const auto& d : devices_) fds.push_back(d->async_fd());
+    return fds;
+}
+
+void VerbsProvider::poll_events(std::vector<DeviceEvent>& out) {
+    std::vector<VerbsAsyncEvent> events;
+    for (const auto& d : devices_) {
+        events.clear();
+        d->read_async_events(events);
+        for (const auto& e : events) {
+            AsyncEvent h = health_event_of(e.kind);
+            if (h == AsyncEvent::Other) continue;  // QP events come back as completions
+            out.push_back({d->name(), e.port_num, h});
+        }
+    }
+}
+
 Status VerbsProvider::register_region(void* addr, std::uint64_t length, std::uint16_t access, RegionKeys& keys) {
     std::vector<std::unique_ptr<VerbsMemoryRegion>> mrs;
     for (const auto& d : devices_) {

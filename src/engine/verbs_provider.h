@@ -40,6 +40,9 @@ public:
     Status complete_rails(const RailContext& ctx, const std::vector<wire::RailInfo>& answer,
                           std::vector<NewRail>& rails) override;
 
+    std::vector<int> event_fds() const override;
+    void poll_events(std::vector<DeviceEvent>& out) override;
+
     std::size_t device_count() const { return devices_.size(); }
 
 private:

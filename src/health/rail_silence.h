@@ -11,7 +11,7 @@
 namespace tent {
 
 struct RailSilenceParams {
-    Duration min{std::chrono::milliseconds(40)};  // rail_silence_min_ms
+    Duration min{std::chrono::milliseconds(60)};  // rail_silence_min_ms
     double factor = 10;                            // rail_silence_factor
     static RailSilenceParams from_config(const Config& config);
 };

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "health/rail_monitor.h"
 #include "transport/rail.h"
 #include "transport/transport.h"
 #include "wire/address_blob.h"
@@ -96,6 +97,13 @@ public:
     virtual void adopt_rail(std::uint64_t connection_id, NewRail rail) = 0;
 };
 
+// An asynchronous event of a local device (port down/up, device fatal).
+struct DeviceEvent {
+    std::string device;
+    int port = 0;
+    AsyncEvent event = AsyncEvent::Other;
+};
+
 class TransportProvider {
 public:
     virtual ~TransportProvider() = default;
@@ -128,6 +136,11 @@ public:
     virtual void poll_incoming(RailSink& sink) { (void)sink; }
     // Readable when poll_incoming() has work; -1 when it must be polled.
     virtual int incoming_fd() const { return -1; }
+
+    // Descriptors readable when poll_events() has device events; none by default.
+    virtual std::vector<int> event_fds() const { return {}; }
+    // Non-blocking: appends the devices' pending asynchronous events.
+    virtual void poll_events(std::vector<DeviceEvent>& out) { (void)out; }
 };
 
 } // namespace tent

@@ -195,7 +195,10 @@ Test(engine_loopback, out_of_bounds_and_wrong_access_fail_without_writing) {
 }
 
 Test(engine_loopback, broken_rail_completes_with_error_not_silently) {
-    EnginePair p(1, {0});
+    // Failover off: the first failure is the request's.
+    Config config = loopback_config();
+    (void)config.set(Knob::MaxFailoverAttempts, "0", api_source());
+    EnginePair p(1, {0}, config);
     cr_assert(p.a && p.b && p.a_to_b);
     std::vector<std::uint8_t> src(1000, 1), dst(1000, 0);
     auto rs = p.a->register_memory(src.data(), src.size(), wire::kAccessAll);
@@ -215,6 +218,65 @@ Test(engine_loopback, broken_rail_completes_with_error_not_silently) {
     // The failure reached the metrics too.
     std::string text = render_prometheus(p.a->metrics_registry().snapshot());
     cr_expect(text.find("tent_errors_total{class=\"rail\"} 1") != std::string::npos, "%s", text.c_str());
+}
+
+Test(engine_loopback, only_rail_broken_fails_with_peer_unreachable_in_bounded_time) {
+    // Failover on, the only rail broken: the write waits failover_timeout_ms
+    // for a rail, then fails with a message naming the rail and why; the
+    // unreachable callback runs.
+    Config config = loopback_config();
+    (void)config.set(Knob::FailoverTimeoutMs, "300", api_source());
+    EnginePair p(1, {0}, config);
+    cr_assert(p.a && p.b && p.a_to_b);
+    std::atomic<PeerId> reported{0};
+    p.a->set_unreachable_callback([&](PeerId peer, const Status&) { reported = peer; });
+    std::vector<std::uint8_t> src(1000, 1), dst(1000, 0);
+    auto rs = p.a->register_memory(src.data(), src.size(), wire::kAccessAll);
+    auto rd = p.b->register_memory(dst.data(), dst.size(), wire::kAccessAll);
+    cr_assert(rs.is_ok() && rd.is_ok());
+    p.fabric->set_broken(0, true);
+    auto start = std::chrono::steady_clock::now();
+    cr_assert(p.a->post_write(p.a_to_b, src.data(), 1000, handle_bytes(**rd),
+                              reinterpret_cast<std::uint64_t>(dst.data()), with_cookie(9))
+                  .is_ok());
+    auto c = wait_completions(*p.a, 1);
+    auto took = std::chrono::steady_clock::now() - start;
+    cr_assert_eq(c.size(), 1u);
+    cr_expect_eq(c[0].status.code(), Code::PeerUnreachable, "%s", c[0].status.to_string().c_str());
+    std::string m = c[0].status.message();
+    cr_expect(m.find("peer unreachable: ") == 0, "%s", m.c_str());
+    cr_expect(m.find("rails tried: ") != std::string::npos && m.find(p.a->rail_stats()[0].name) != std::string::npos,
+              "names the rail: %s", m.c_str());
+    cr_expect(took >= std::chrono::milliseconds(300), "waited for a rail first");
+    cr_expect(took < std::chrono::seconds(3), "bounded: %lld ms",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+    cr_expect_eq(reported.load(), p.a_to_b);
+}
+
+Test(engine_loopback, rail_that_returns_in_time_takes_the_waiting_write) {
+    // Failover on, the only rail broken for a while: the write waits and
+    // then completes, every byte in place.
+    Config config = loopback_config();
+    (void)config.set(Knob::FailoverTimeoutMs, "10000", api_source());
+    (void)config.set(Knob::ProbeBaseMs, "50", api_source());
+    (void)config.set(Knob::RailCooldownSecs, "1", api_source());
+    EnginePair p(1, {0}, config);
+    cr_assert(p.a && p.b && p.a_to_b);
+    std::vector<std::uint8_t> src(100000), dst(100000, 0);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::uint8_t>(i * 7 + 3);
+    auto rs = p.a->register_memory(src.data(), src.size(), wire::kAccessAll);
+    auto rd = p.b->register_memory(dst.data(), dst.size(), wire::kAccessAll);
+    cr_assert(rs.is_ok() && rd.is_ok());
+    p.fabric->set_broken(0, true);
+    cr_assert(p.a->post_write(p.a_to_b, src.data(), src.size(), handle_bytes(**rd),
+                              reinterpret_cast<std::uint64_t>(dst.data()), with_cookie(5))
+                  .is_ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    p.fabric->set_broken(0, false);
+    auto c = wait_completions(*p.a, 1);
+    cr_assert_eq(c.size(), 1u);
+    cr_expect(c[0].status.is_ok(), "%s", c[0].status.to_string().c_str());
+    cr_expect(dst == src, "every byte");
 }
 
 Test(engine_loopback, peer_going_away_is_reported) {

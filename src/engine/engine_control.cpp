@@ -1,0 +1,79 @@
+// The control channel after the handshake: frames that keep failover safe.
+//   SyncRequest{nonce}  -> SyncReply{nonce, last message delivered here}
+//                          (before a SEND fragment is replayed)
+//   Probe{nonce} on rail R -> the peer re-arms its end of R, ProbeReply{nonce}
+// The channel is a TCP socket; a peer that closes it is unreachable.
+#include <sys/socket.h>
+
+#include <cerrno>
+
+#include "common/log.h"
+#include "engine/connection.h"
+#include "engine/control_socket.h"
+#include "engine/engine.h"
+#include "wire/frame_codec.h"
+#include "wire/frame_scanner.h"
+
+namespace tent {
+
+void Engine::send_control(Connection& conn, const wire::Frame& frame) {
+    if (conn.unreachable) return;
+    if (Status s = send_frame(conn.control.get(), frame); !s)
+        TENT_WARN("control-send-failed", "control channel to %s: %s", conn.peer.hostname.c_str(),
+                  s.to_string().c_str());
+    // A broken channel shows up as an error or end of file in read_control().
+}
+
+void Engine::read_control(Connection& conn) {
+    if (conn.unreachable) return;
+    std::uint8_t buf[4096];
+    Status closed;
+    for (int i = 0; i < 64; ++i) {
+        ssize_t n = ::recv(conn.control.get(), buf, sizeof buf, MSG_DONTWAIT);
+        if (n > 0) {
+            conn.control_in.insert(conn.control_in.end(), buf, buf + n);
+            continue;
+        }
+        if (n == 0) {
+            closed = Status(Code::PeerUnreachable, "control connection closed by the peer");
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            closed = Status::from_errno(errno, "control connection");
+        }
+        break;
+    }
+    while (!conn.unreachable) {
+        wire::FrameScan scan = wire::scan_frame(conn.control_in);
+        if (scan.state == wire::ScanState::NeedMore) break;
+        if (scan.state == wire::ScanState::Error) {
+            mark_unreachable(conn, Status(Code::PeerUnreachable, "control channel: " + scan.error.to_string()));
+            return;
+        }
+        auto frame = wire::decode_frame(std::span(conn.control_in).first(scan.bytes));
+        conn.control_in.erase(conn.control_in.begin(), conn.control_in.begin() + static_cast<std::ptrdiff_t>(scan.bytes));
+        if (!frame) {
+            mark_unreachable(conn, Status(Code::PeerUnreachable, "control channel: " + frame.status().to_string()));
+            return;
+        }
+        on_control_frame(conn, *frame);
+    }
+    if (!closed.is_ok() && !conn.unreachable) mark_unreachable(conn, closed);
+}
+
+void Engine::on_control_frame(Connection& conn, const wire::Frame& frame) {
+    if (const auto* req = std::get_if<wire::SyncRequest>(&frame.body)) {
+        send_control(conn, wire::Frame{0, 0, conn.id, 0, wire::SyncReply{req->epoch, conn.reassembler.last_delivered()}});
+    } else if (const auto* reply = std::get_if<wire::SyncReply>(&frame.body)) {
+        on_sync_reply(conn, reply->epoch, reply->last_delivered);
+    } else if (const auto* probe = std::get_if<wire::Probe>(&frame.body)) {
+        on_peer_rearm_request(conn, frame.rail_id, static_cast<std::uint32_t>(probe->nonce));
+    } else if (const auto* answer = std::get_if<wire::ProbeReply>(&frame.body)) {
+        on_peer_rearmed(conn, frame.rail_id, static_cast<std::uint32_t>(answer->nonce));
+    } else if (std::holds_alternative<wire::Goodbye>(frame.body)) {
+        mark_unreachable(conn, Status(Code::PeerUnreachable, "the peer said goodbye"));
+    } else {
+        TENT_DEBUG("control-frame-ignored", "unexpected %s from %s on the control channel",
+                   wire::frame_type_name(wire::frame_type(frame)), conn.peer.hostname.c_str());
+    }
+}
+
+} // namespace tent

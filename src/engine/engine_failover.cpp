@@ -1,0 +1,250 @@
+// Failover of pieces (chunks of a WRITE/READ, fragments of a SEND) on the
+// progress thread: decide whether a failed piece is replayed, find it another
+// rail, park it while no rail to its peer is usable, and give up with a clear
+// error after failover_timeout_ms. SEND fragments are replayed only after the
+// peer answered a SyncRequest: a message it already delivered is never sent
+// again, also when only the acknowledgement was lost.
+#include <algorithm>
+#include <cstdio>
+
+#include "common/log.h"
+#include "engine/connection.h"
+#include "engine/engine.h"
+#include "engine/op.h"
+#include "health/rail_monitor.h"
+
+namespace tent {
+
+namespace {
+
+long long ms_between(TimePoint from, TimePoint to) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
+}
+
+const char* care_name(RailCare care) {
+    switch (care) {
+    case RailCare::InUse: return "in use";
+    case RailCare::Broken: return "failed";
+    case RailCare::AwaitingPeer: return "re-arming (waiting for the peer)";
+    case RailCare::PeerAsked: return "re-arming (at the peer's request)";
+    case RailCare::AwaitingProof: return "re-armed, waiting for the peer's probe";
+    case RailCare::Probing: return "probing";
+    }
+    return "?";
+}
+
+} // namespace
+
+bool Engine::usable(const RailSlot& slot) const {
+    return slot.care == RailCare::InUse && !slot.rail.rail->broken();
+}
+
+void Engine::piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size_t rail, const Status& why) {
+    PieceState& piece = op.pieces[chunk];
+    piece.failed_on.emplace_back(rail, conn.rails[rail].epoch);
+    if (!op.error.is_ok()) return;  // the request already failed: nothing to save
+    ReplayDecision d = decide_replay(why, piece.history, params_.max_failover_attempts);
+    if (d.verdict == ReplayVerdict::Fail) {
+        op.error = d.status;
+        return;
+    }
+    note_replay(why, piece.history);
+    ++conn.rails[rail].failovers;
+    if (op.type == OpType::Send) {
+        request_sync(conn, op, chunk);
+        return;
+    }
+    place_piece(conn, op, chunk, why);
+}
+
+// Posts the piece on the best usable rail it has not failed on (or that has
+// worked since), else parks it until one is usable. A piece a second rail
+// refused (remote access) with no other rail left fails with that refusal.
+void Engine::place_piece(Connection& conn, Op& op, std::size_t chunk, const Status& last_failure) {
+    const TimePoint now = clock_.now();
+    Status why;
+    std::vector<std::size_t> allowed = rails_for(conn, op, now, why);
+    const std::uint64_t length = op.chunks[chunk].length;
+    if (op.type == OpType::Send)
+        std::erase_if(allowed, [&](std::size_t i) {
+            return conn.rails[i].rail.rail->max_send_length() < kSendHeaderSize + length;
+        });
+    if (allowed.empty()) {
+        if (why.code() == Code::Busy || why.is_ok()) {
+            park(conn, op, chunk);
+        } else {
+            op.error = why;
+        }
+        return;
+    }
+    const auto& failed_on = op.pieces[chunk].failed_on;
+    std::vector<std::size_t> fresh;
+    for (std::size_t i : allowed) {
+        bool failed_here = false;
+        for (const auto& [rail, epoch] : failed_on) failed_here = failed_here || (rail == i && epoch == conn.rails[i].epoch);
+        if (!failed_here) fresh.push_back(i);
+    }
+    auto pick_from = [&](const std::vector<std::size_t>& rails) -> std::optional<std::size_t> {
+        std::vector<RailView> views;
+        for (std::size_t k = 0; k < rails.size(); ++k) {
+            const RailSlot& s = conn.rails[rails[k]];
+            views.push_back(RailView{static_cast<int>(k % 64), monitor_->state(s.monitor_id, now), s.numa_node,
+                                     s.inflight_bytes, s.ewma_bw});
+        }
+        auto k = conn.selector->pick(views, ~std::uint64_t{0}, op.caller_numa);
+        if (!k) return std::nullopt;
+        return rails[*k];
+    };
+    std::optional<std::size_t> to = fresh.empty() ? std::nullopt : pick_from(fresh);
+    if (!to) {
+        if (last_failure.code() == Code::RemoteAccess) {
+            op.error = last_failure;  // the alive rails refuse it: the request is at fault
+            return;
+        }
+        park(conn, op, chunk);
+        return;
+    }
+    const std::size_t from = op.chunks[chunk].rail;
+    const Rail& from_rail = *conn.rails[from].rail.rail;
+    const Rail& to_rail = *conn.rails[*to].rail.rail;
+    metrics_->failover(transport_kind_name(from_rail.kind()), transport_kind_name(to_rail.kind()));
+    TENT_INFO("rail failover", "%s -> %s: %llu bytes at offset %llu of request %llu", from_rail.name().c_str(),
+              to_rail.name().c_str(), static_cast<unsigned long long>(length),
+              static_cast<unsigned long long>(op.chunks[chunk].offset), static_cast<unsigned long long>(op.id));
+    op.chunks[chunk].rail = *to;
+    post_chunk(op, chunk);
+}
+
+void Engine::park(Connection& conn, Op& op, std::size_t chunk) {
+    if (conn.parked.empty()) conn.parked_since = clock_.now();
+    conn.parked.push_back({op.id, chunk});
+    ++op.waiting;
+}
+
+// Parked pieces and ops try again whenever a rail to their peer is usable;
+// after failover_timeout_ms without one, they fail.
+void Engine::serve_parked(Connection& conn, TimePoint now) {
+    if (conn.parked.empty()) return;
+    bool any_usable = false;
+    for (const auto& s : conn.rails) any_usable = any_usable || usable(s);
+    if (any_usable) {
+        const TimePoint since = conn.parked_since;
+        std::deque<ParkedPiece> batch;
+        batch.swap(conn.parked);
+        for (const ParkedPiece& p : batch) {
+            auto it = ops_.find(p.op);
+            if (it == ops_.end()) continue;
+            Op& op = *it->second;
+            --op.waiting;
+            if (op.error.is_ok()) {
+                if (p.chunk == kWholeOp)
+                    start_planned(conn, op);
+                else
+                    place_piece(conn, op, p.chunk);
+            }
+            if (ops_.count(p.op)) advance(op);
+        }
+        if (!conn.parked.empty()) conn.parked_since = std::min(since, conn.parked_since);
+    }
+    if (!conn.parked.empty() && now - conn.parked_since >= params_.failover_timeout) fail_parked(conn, now);
+}
+
+void Engine::fail_parked(Connection& conn, TimePoint now) {
+    Status why(Code::PeerUnreachable, "peer unreachable: " + conn.peer.hostname + ": no usable rail for " +
+                                          std::to_string(ms_between(conn.parked_since, now)) + " ms; " +
+                                          rails_report(conn, now));
+    TENT_WARN("peer unreachable", "%s", why.message().c_str());
+    std::deque<ParkedPiece> batch;
+    batch.swap(conn.parked);
+    for (const ParkedPiece& p : batch) {
+        auto it = ops_.find(p.op);
+        if (it == ops_.end()) continue;
+        Op& op = *it->second;
+        --op.waiting;
+        if (op.error.is_ok()) op.error = why;
+        advance(op);
+    }
+    UnreachableCallback callback;
+    {
+        std::lock_guard lock(mutex_);
+        callback = unreachable_callback_;
+    }
+    if (callback) callback(conn.id, why);
+}
+
+std::string Engine::rails_report(const Connection& conn, TimePoint now) const {
+    std::string out = "rails tried:";
+    if (conn.rails.empty()) out += " none";
+    for (std::size_t i = 0; i < conn.rails.size(); ++i) {
+        const RailSlot& s = conn.rails[i];
+        out += i ? "; " : " ";
+        out += s.rail.rail->name() + " (";
+        RailState state = monitor_->state(s.monitor_id, now);
+        if (s.care != RailCare::InUse || s.rail.rail->broken()) {
+            out += s.care == RailCare::InUse ? "failed" : care_name(s.care);
+        } else {
+            out += rail_state_name(state);
+        }
+        if (state == RailState::Paused) {
+            char buf[64];
+            std::snprintf(buf, sizeof buf, ", paused for %.0f s",
+                          std::chrono::duration<double>(monitor_->cooldown_of(s.monitor_id, now)).count());
+            out += buf;
+        }
+        if (!s.last_failure.empty()) out += ": " + s.last_failure;
+        out += ")";
+    }
+    return out;
+}
+
+void Engine::request_sync(Connection& conn, Op& op, std::size_t chunk) {
+    std::uint32_t nonce = conn.next_nonce++;
+    if (conn.next_nonce == 0) conn.next_nonce = 1;  // 0 is not a valid epoch on the wire
+    conn.syncs[nonce] = PendingSync{op.id, chunk, op.msg_seq, clock_.now()};
+    ++op.waiting;
+    send_control(conn, wire::Frame{0, 0, conn.id, 0,
+                                   wire::SyncRequest{nonce, conn.reassembler.last_delivered()}});
+}
+
+// The peer's answer: every message up to last_delivered was delivered there.
+void Engine::on_sync_reply(Connection& conn, std::uint32_t nonce, std::uint64_t last_delivered) {
+    auto it = conn.syncs.find(nonce);
+    if (it == conn.syncs.end()) return;
+    PendingSync sync = it->second;
+    conn.syncs.erase(it);
+    auto op_it = ops_.find(sync.op);
+    if (op_it == ops_.end()) return;
+    Op& op = *op_it->second;
+    --op.waiting;
+    if (op.error.is_ok()) {
+        if (sync.msg_seq <= last_delivered) {
+            TENT_DEBUG("send-replay-skipped", "message %llu already delivered by %s: not sent again",
+                       static_cast<unsigned long long>(sync.msg_seq), conn.peer.hostname.c_str());
+        } else {
+            place_piece(conn, op, sync.chunk);
+        }
+    }
+    if (ops_.count(sync.op)) advance(op);
+}
+
+void Engine::expire_syncs(Connection& conn, TimePoint now) {
+    for (auto it = conn.syncs.begin(); it != conn.syncs.end();) {
+        if (now - it->second.sent < params_.failover_timeout) {
+            ++it;
+            continue;
+        }
+        PendingSync sync = it->second;
+        it = conn.syncs.erase(it);
+        auto op_it = ops_.find(sync.op);
+        if (op_it == ops_.end()) continue;
+        Op& op = *op_it->second;
+        --op.waiting;
+        if (op.error.is_ok())
+            op.error = Status(Code::PeerUnreachable,
+                              "peer unreachable: " + conn.peer.hostname + " did not answer a sync request in " +
+                                  std::to_string(ms_between(sync.sent, now)) + " ms; " + rails_report(conn, now));
+        advance(op);
+    }
+}
+
+} // namespace tent
