@@ -275,12 +275,6 @@ tests_unit_tcp_test_loss_detector_LDADD = $(TEST_LIBS)
 tests_unit_tcp_test_tcp_rail_failover_SOURCES = tests/unit/tcp/test_tcp_rail_failover.cpp tests/unit/tcp/tcp_pair.h
 tests_unit_tcp_test_tcp_rail_failover_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_tcp_test_tcp_rail_failover_LDADD = $(TEST_LIBS)
-# A lossy TCP rail (Rail::lossy) is degraded by the health layer.
-check_PROGRAMS += tests/unit/health/test_rail_lossy
-TESTS += tests/unit/health/test_rail_lossy
-tests_unit_health_test_rail_lossy_SOURCES = tests/unit/health/test_rail_lossy.cpp tests/unit/health/health_test_util.h
-tests_unit_health_test_rail_lossy_CPPFLAGS = $(TEST_CFLAGS)
-tests_unit_health_test_rail_lossy_LDADD = $(TEST_LIBS)
 endif
 
 # engine helper: two engines in two processes over TCP rails
