@@ -60,7 +60,6 @@ bool Engine::progress_once() {
         for (std::size_t r = 0; r < c.rails.size(); ++r) {
             done.clear();
             c.rails[r].rail.rail->progress(done, [&](const RailMessage& m) { on_message(c, m); });
-            monitor_->set_lossy(c.rails[r].monitor_id, c.rails[r].rail.rail->lossy(), clock_.now());
             busy = busy || !done.empty();
             for (const auto& completion : done) on_rail_completion(c, r, completion);
         }

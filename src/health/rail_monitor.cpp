@@ -243,7 +243,7 @@ void RailMonitor::judge_slow_rails(TimePoint now) {
         std::vector<Duration> peers;
         for (RailId other : by_peer[r.ep.remote_peer]) {
             const Rail& o = rails_[other];
-            if (other != id && !o.paused && !o.degraded && !o.lossy && medians[other])
+            if (other != id && !o.paused && !o.degraded && medians[other])
                 peers.push_back(*medians[other]);
         }
         auto reference = median_of(std::move(peers));
@@ -272,21 +272,7 @@ RailState RailMonitor::state(RailId id, TimePoint now) const {
     const Rail& r = rails_[id];
     if (local_fault(r) || remote_fault(r)) return RailState::Paused;
     if (r.paused && now < r.paused_until) return RailState::Paused;
-    return r.degraded || r.lossy ? RailState::Degraded : RailState::Healthy;
-}
-
-void RailMonitor::set_lossy(RailId id, bool lossy, TimePoint now) {
-    if (!valid(id) || rails_[id].lossy == lossy) return;
-    Rail& r = rails_[id];
-    r.lossy = lossy;
-    const std::string n = r.ep.name();
-    if (lossy) {
-        TENT_INFO("rail degraded", "rail %s loses packets: used only when no healthy rail is usable", n.c_str());
-        if (!r.degraded) notify({.kind = RailEvent::Kind::Degraded, .rail = id, .at = now});
-    } else {
-        TENT_INFO("rail restored", "rail %s no longer loses packets", n.c_str());
-        if (!r.degraded) notify({.kind = RailEvent::Kind::Restored, .rail = id, .at = now});
-    }
+    return r.degraded ? RailState::Degraded : RailState::Healthy;
 }
 
 Duration RailMonitor::cooldown_of(RailId id, TimePoint now) const {

@@ -80,9 +80,6 @@ public:
     // A fault or recovery of a port on a remote peer (reported by the engine).
     void on_remote_event(std::string_view peer, std::string_view device, int port_num, AsyncEvent event,
                          TimePoint now);
-    // The transport reports the rail's path lossy (TCP retransmitting much):
-    // the rail is degraded (used last), never paused for it, while it lasts.
-    void set_lossy(RailId rail, bool lossy, TimePoint now);
     // Ends expired cooldowns and re-judges slow rails. Call periodically.
     void tick(TimePoint now);
 
@@ -121,7 +118,6 @@ private:
         ProbeSchedule probes;
         bool paused = false;
         bool degraded = false;
-        bool lossy = false;        // set_lossy: degraded too, whatever the latency says
         PauseCause cause = PauseCause::Errors;
         unsigned level = 0;        // pause level at the last pause
         TimePoint quiet_since{};   // last time the rail was un-paused (or added)
