@@ -43,6 +43,10 @@ struct RailSlot {
     // Failover layer.
     RailCare care = RailCare::InUse;
     std::size_t inflight_ops = 0;  // posted, not completed (probes included)
+    // One-sided ops and probes in flight. Only they are watched for silence:
+    // a SEND may wait legitimately for the receiver to post buffers
+    // (receiver not ready), and the queue pair's own timeout catches a lost one.
+    std::size_t inflight_watched = 0;
     RailSilence silence;
     std::uint32_t care_nonce = 0;  // the re-arm exchange's nonce (0: none)
     TimePoint care_since{};

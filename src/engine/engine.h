@@ -157,6 +157,7 @@ private:
     void care_for_rails(Connection& conn, const std::vector<RailId>& due, TimePoint now);
     void declare_failed(RailSlot& slot, const std::string& why);
     void post_probe(Connection& conn, std::size_t rail);
+    void drain_rail(Connection& conn, std::size_t rail);
     void on_probe_done(Connection& conn, std::size_t rail, const RailCompletion& c);
     void on_peer_rearm_request(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce);
     void on_peer_rearmed(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce);
@@ -210,6 +211,7 @@ private:
         std::size_t chunk;
         std::uint64_t length;
         TimePoint posted;
+        bool watched;      // counts for the rail's silence (not a SEND)
     };
     std::map<std::uint64_t, Inflight> inflight_;  // by rail cookie
     std::uint64_t next_cookie_ = 1;

@@ -195,11 +195,15 @@ void Engine::post_chunk(Op& op, std::size_t index) {
         return;
     }
     const TimePoint now = clock_.now();
-    inflight_[r.cookie] = Inflight{op.id, index, chunk.length, now};
+    const bool watched = op.type != OpType::Send;
+    inflight_[r.cookie] = Inflight{op.id, index, chunk.length, now, watched};
     ++op.outstanding;
     slot.inflight_bytes += chunk.length;
     ++slot.inflight_ops;
-    slot.silence.became_busy(now);
+    if (watched) {
+        ++slot.inflight_watched;
+        slot.silence.became_busy(now);
+    }
 }
 
 void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCompletion& c) {
@@ -210,7 +214,9 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
     RailSlot& slot = conn.rails[rail];
     const TimePoint now = clock_.now();
     if (slot.inflight_ops) --slot.inflight_ops;
-    slot.silence.completed(now, slot.inflight_ops > 0);
+    if (f.watched && slot.inflight_watched) --slot.inflight_watched;
+    // Any completion shows the path is alive.
+    slot.silence.completed(now, slot.inflight_watched > 0);
     if (f.op == 0) {
         on_probe_done(conn, rail, c);
         return;

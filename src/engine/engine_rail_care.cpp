@@ -50,10 +50,18 @@ void Engine::declare_failed(RailSlot& slot, const std::string& why) {
 }
 
 void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, TimePoint now) {
+    // Rails stalled together point at something they share (a starved CPU,
+    // a receiver that is not reposting buffers), not at their paths: then a
+    // rail is declared failed only after four times its silence limit.
+    std::size_t stalled = 0;
+    for (const auto& s : conn.rails)
+        if (s.rail.rail->kind() == TransportKind::Rdma && s.silence.silent_for(now) * 2 > s.silence.limit(params_.silence))
+            ++stalled;
     for (std::size_t i = 0; i < conn.rails.size(); ++i) {
         RailSlot& slot = conn.rails[i];
         Rail& rail = *slot.rail.rail;
         const bool rdma = rail.kind() == TransportKind::Rdma;
+        monitor_->set_lossy(slot.monitor_id, rail.lossy(), now);
         switch (slot.care) {
         case RailCare::InUse:
         case RailCare::Probing:
@@ -65,10 +73,11 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
                 if (slot.last_failure.empty()) slot.last_failure = "failed";
                 break;
             }
-            if (failover_on() && rdma && slot.silence.silent(now, params_.silence)) {
+            if (failover_on() && rdma && slot.silence.silent(now, params_.silence) &&
+                (stalled <= 1 || slot.silence.silent_for(now) > 4 * slot.silence.limit(params_.silence))) {
                 auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(slot.silence.silent_for(now)).count();
                 std::string why = "no completion for " + std::to_string(ms) + " ms with " +
-                                  std::to_string(slot.inflight_ops) + " operations outstanding";
+                                  std::to_string(slot.inflight_watched) + " operations outstanding";
                 TENT_WARN("rail silent", "%s: %s: declared failed", rail.name().c_str(), why.c_str());
                 monitor_->record(slot.monitor_id, RailOutcome::Timeout, now);
                 declare_failed(slot, why);
@@ -117,6 +126,7 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
             }
             break;
         case RailCare::PeerAsked: {
+            drain_rail(conn, i);
             if (slot.inflight_ops > 0) break;  // flushes still to come
             Status s = rail.rearm();
             if (s.code() == Code::Busy) break;
@@ -137,6 +147,14 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
     }
 }
 
+// A failed rail's completion queue may still hold messages that arrived
+// before it failed: they are delivered before a reset would discard them.
+void Engine::drain_rail(Connection& conn, std::size_t index) {
+    std::vector<RailCompletion> done;
+    conn.rails[index].rail.rail->progress(done, [&](const RailMessage& m) { on_message(conn, m); });
+    for (const auto& c : done) on_rail_completion(conn, index, c);
+}
+
 void Engine::post_probe(Connection& conn, std::size_t index) {
     RailSlot& slot = conn.rails[index];
     const TimePoint now = clock_.now();
@@ -150,7 +168,8 @@ void Engine::post_probe(Connection& conn, std::size_t index) {
         declare_failed(slot, slot.last_failure);
         return;
     }
-    inflight_[op.cookie] = Inflight{0, index, 0, now};
+    inflight_[op.cookie] = Inflight{0, index, 0, now, true};
+    ++slot.inflight_watched;
     slot.last_probe = now;
     ++slot.inflight_ops;
     slot.silence.became_busy(now);
@@ -210,6 +229,7 @@ void Engine::on_peer_rearmed(Connection& conn, std::uint16_t rail_id, std::uint3
             return;
         }
         if (slot.care != RailCare::AwaitingPeer) return;
+        drain_rail(conn, i);
         Status s = slot.inflight_ops ? Status(Code::Busy, "operations still outstanding") : slot.rail.rail->rearm();
         if (!s) {
             slot.care = RailCare::Broken;

@@ -267,12 +267,34 @@ void RailMonitor::judge_slow_rails(TimePoint now) {
     }
 }
 
+void RailMonitor::set_lossy(RailId id, bool lossy, TimePoint now) {
+    if (!valid(id)) return;
+    Rail& r = rails_[id];
+    if (r.lossy == lossy) return;
+    const bool was_degraded = r.degraded || r.lossy;
+    r.lossy = lossy;
+    std::string n = r.ep.name();
+    if (lossy) {
+        TENT_WARN("rail lossy", "rail %s loses packets its transport retransmits: used only when no healthy rail is usable",
+                  n.c_str());
+    } else {
+        TENT_INFO("rail lossy", "rail %s no longer loses packets", n.c_str());
+    }
+    if (was_degraded == (r.degraded || r.lossy)) return;
+    if (lossy) {
+        ++r.counters.degradations;
+        notify({.kind = RailEvent::Kind::Degraded, .rail = id, .at = now});
+    } else {
+        notify({.kind = RailEvent::Kind::Restored, .rail = id, .at = now});
+    }
+}
+
 RailState RailMonitor::state(RailId id, TimePoint now) const {
     if (!valid(id)) return RailState::Paused;
     const Rail& r = rails_[id];
     if (local_fault(r) || remote_fault(r)) return RailState::Paused;
     if (r.paused && now < r.paused_until) return RailState::Paused;
-    return r.degraded ? RailState::Degraded : RailState::Healthy;
+    return r.degraded || r.lossy ? RailState::Degraded : RailState::Healthy;
 }
 
 Duration RailMonitor::cooldown_of(RailId id, TimePoint now) const {

@@ -11,7 +11,8 @@
 //  - a good completion or an answered probe un-pauses at once, so does
 //    cooldown expiry (tick) — each logged with its own keyword;
 //  - a rail whose median latency exceeds slow_rail_factor times its peers'
-//    is degraded (used last), never paused for it;
+//    is degraded (used last), never paused for it; so is a rail whose
+//    transport reports repaired packet loss (set_lossy);
 //  - faults are attributed like LNet: a local port or device fault pauses
 //    every rail through it, a remote port fault only the rails to that port;
 //    such rails stay paused until the port is active again (or, for a remote
@@ -80,6 +81,9 @@ public:
     // A fault or recovery of a port on a remote peer (reported by the engine).
     void on_remote_event(std::string_view peer, std::string_view device, int port_num, AsyncEvent event,
                          TimePoint now);
+    // The rail's transport reports packet loss it repairs (TCP
+    // retransmissions): the rail is degraded while lossy, never paused for it.
+    void set_lossy(RailId rail, bool lossy, TimePoint now);
     // Ends expired cooldowns and re-judges slow rails. Call periodically.
     void tick(TimePoint now);
 
@@ -117,7 +121,8 @@ private:
         LatencyWindow latency;
         ProbeSchedule probes;
         bool paused = false;
-        bool degraded = false;
+        bool degraded = false;     // slow against its peers
+        bool lossy = false;        // set_lossy()
         PauseCause cause = PauseCause::Errors;
         unsigned level = 0;        // pause level at the last pause
         TimePoint quiet_since{};   // last time the rail was un-paused (or added)

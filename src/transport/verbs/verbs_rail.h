@@ -74,6 +74,9 @@ public:
     // Back to INIT after a failure, receive ring refilled, ready for a new
     // connect(); the peer resets its QP too (both restart at their initial
     // PSNs). Busy while ops are outstanding: progress() until none is.
+    // Completions still queued are discarded, so call progress() once after
+    // the QP failed: messages that arrived before the failure are delivered
+    // then, not lost.
     Status reset();
     bool failed() const { return failed_; }
 

@@ -126,3 +126,23 @@ Test(rail_degraded, degraded_rail_without_recent_samples_gets_another_chance) {
     feed(f.m, {{f.r0, microseconds(10)}, {f.r1, microseconds(10)}, {f.r2, microseconds(10)}}, T0 + seconds(12));
     cr_expect(f.m.state(f.r3, T0 + seconds(12)) == RailState::Healthy);
 }
+
+Test(rail_degraded, lossy_rail_is_degraded_never_paused_until_loss_ends) {
+    LogCapture log;
+    EventLog events;
+    FourRails f;
+    f.m.set_observer(&events);
+    f.m.set_lossy(f.r1, true, T0);
+    cr_expect(f.m.state(f.r1, T0) == RailState::Degraded);
+    cr_expect(f.m.state(f.r0, T0) == RailState::Healthy);
+    f.m.set_lossy(f.r1, true, T0 + seconds(1));  // no change: no second event
+    f.m.tick(T0 + seconds(60));
+    cr_expect(f.m.state(f.r1, T0 + seconds(60)) == RailState::Degraded, "lossy for a minute, still only degraded");
+    cr_expect_eq(f.m.counters(f.r1).pauses, 0u);
+    cr_expect_eq(f.m.counters(f.r1).degradations, 1u);
+    cr_expect_eq(log.count("rail lossy"), 1);
+    f.m.set_lossy(f.r1, false, T0 + seconds(61));
+    cr_expect(f.m.state(f.r1, T0 + seconds(61)) == RailState::Healthy);
+    cr_expect_eq(events.count(RailEvent::Kind::Degraded), 1);
+    cr_expect_eq(events.count(RailEvent::Kind::Restored), 1);
+}
