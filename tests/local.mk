@@ -243,7 +243,9 @@ tcp_tests = \
 	tests/unit/tcp/test_tcp_rail_faults \
 	tests/unit/tcp/test_tcp_connect \
 	tests/unit/tcp/test_tcp_poller \
-	tests/unit/tcp/test_data_frame_prefix
+	tests/unit/tcp/test_data_frame_prefix \
+	tests/unit/tcp/test_loss_detector \
+	tests/unit/tcp/test_tcp_rail_failover
 check_PROGRAMS += $(tcp_tests)
 TESTS += $(tcp_tests)
 tests_unit_tcp_test_silence_detector_SOURCES = tests/unit/tcp/test_silence_detector.cpp
@@ -267,6 +269,12 @@ tests_unit_tcp_test_tcp_poller_LDADD = $(TEST_LIBS)
 tests_unit_tcp_test_data_frame_prefix_SOURCES = tests/unit/tcp/test_data_frame_prefix.cpp tests/unit/tcp/tcp_pair.h
 tests_unit_tcp_test_data_frame_prefix_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_tcp_test_data_frame_prefix_LDADD = $(TEST_LIBS)
+tests_unit_tcp_test_loss_detector_SOURCES = tests/unit/tcp/test_loss_detector.cpp
+tests_unit_tcp_test_loss_detector_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_loss_detector_LDADD = $(TEST_LIBS)
+tests_unit_tcp_test_tcp_rail_failover_SOURCES = tests/unit/tcp/test_tcp_rail_failover.cpp tests/unit/tcp/tcp_pair.h
+tests_unit_tcp_test_tcp_rail_failover_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_tcp_test_tcp_rail_failover_LDADD = $(TEST_LIBS)
 endif
 
 # engine helper: two engines in two processes over TCP rails

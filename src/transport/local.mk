@@ -12,6 +12,8 @@ libtentcore_la_SOURCES += \
 	src/transport/tcp/tcp_socket.h src/transport/tcp/tcp_socket.cpp \
 	src/transport/tcp/tcp_hello.h src/transport/tcp/tcp_hello.cpp \
 	src/transport/tcp/silence_detector.h src/transport/tcp/region_lookup.h \
+	src/transport/tcp/loss_detector.h src/transport/tcp/loss_detector.cpp \
+	src/transport/tcp/tcp_counters.h src/transport/tcp/tcp_counters.cpp \
 	src/transport/tcp/tcp_rail_params.h src/transport/tcp/tcp_rail_params.cpp \
 	src/transport/tcp/data_frame_prefix.h src/transport/tcp/data_frame_prefix.cpp \
 	src/transport/tcp/tcp_rail.h src/transport/tcp/tcp_rail.cpp \

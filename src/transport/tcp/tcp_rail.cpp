@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "transport/tcp/data_frame_prefix.h"
+#include "transport/tcp/tcp_counters.h"
 #include "wire/frame_codec.h"
 #include "wire/frame_scanner.h"
 #include "wire/memory_handle.h"
@@ -84,7 +85,8 @@ Result<std::unique_ptr<TcpRail>> TcpRail::create(UniqueFd fd, TcpRailIdentity id
 TcpRail::TcpRail(UniqueFd fd, TcpRailIdentity identity, TcpRailParams params, RegionLookup regions,
                  const Clock& clock)
     : fd_(std::move(fd)), identity_(std::move(identity)), params_(params), regions_(std::move(regions)),
-      clock_(clock), silence_(params.silence, clock.now()) {}
+      clock_(clock), silence_(params.silence, clock.now()), loss_(params.loss),
+      next_loss_sample_(clock.now() + LossDetector::kSamplePeriod) {}
 
 TcpRail::~TcpRail() = default;
 
@@ -194,11 +196,15 @@ void TcpRail::progress(std::vector<RailCompletion>& done,
 
 void TcpRail::check_timers() {
     const TimePoint now = clock_.now();
+    sample_kernel_counters(now);
     if (silence_.is_dead(now)) {
-        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(silence_.silent_for(now)).count();
-        TENT_WARN("tcp peer silent", "tcp rail %s: nothing received for %lld ms, rail declared dead",
-                  identity_.name.c_str(), static_cast<long long>(ms));
-        fail(Code::Timeout, "peer silent for " + std::to_string(ms) + " ms", RailOutcome::Timeout);
+        using std::chrono::milliseconds;
+        const auto unheard = std::chrono::duration_cast<milliseconds>(silence_.unheard_for(now)).count();
+        const auto unread = std::chrono::duration_cast<milliseconds>(silence_.silent_for(now)).count();
+        TENT_WARN("tcp peer silent",
+                  "tcp rail %s: nothing heard from the peer for %lld ms (nothing read for %lld ms), rail declared dead",
+                  identity_.name.c_str(), static_cast<long long>(unheard), static_cast<long long>(unread));
+        close_with(Code::Timeout, "peer silent for " + std::to_string(unread) + " ms", RailOutcome::Timeout);
         return;
     }
     if (tx_.empty() && silence_.heartbeat_due(now)) {
@@ -206,6 +212,33 @@ void TcpRail::check_timers() {
                        .connection_id = identity_.connection_id,
                        .body = wire::Heartbeat{.nonce = next_nonce_++, .timestamp_ns = timestamp_ns(now)}};
         (void)queue_frame(hb); // a heartbeat always encodes
+    }
+}
+
+void TcpRail::sample_kernel_counters(TimePoint now) {
+    const bool loss_due = now >= next_loss_sample_;
+    if (!kernel_counters_ || !(loss_due || silence_.kernel_sample_due(now))) return;
+    auto counters = read_tcp_counters(fd_.get());
+    if (!counters) {
+        // Without the counters the rail still works: silence is then judged
+        // on what the application reads, and the rail is never lossy.
+        TENT_DEBUG("tcp counters unavailable", "tcp rail %s: %s", identity_.name.c_str(),
+                   counters.status().to_string().c_str());
+        kernel_counters_ = false;
+        return;
+    }
+    if (silence_.kernel_sample_due(now)) silence_.on_kernel_count(now, counters->segments_in);
+    if (!loss_due) return;
+    next_loss_sample_ = now + LossDetector::kSamplePeriod;
+    if (loss_.sample({counters->data_segments_out, counters->retransmitted}, now)) {
+        if (loss_.lossy())
+            TENT_INFO("tcp lossy", "tcp rail %s: %llu of %llu segments retransmitted in the last seconds; rail is lossy",
+                      identity_.name.c_str(), static_cast<unsigned long long>(loss_.window_retransmitted()),
+                      static_cast<unsigned long long>(loss_.window_segments()));
+        else
+            TENT_INFO("tcp loss cleared", "tcp rail %s: %llu of %llu segments retransmitted in the last seconds; rail no longer lossy",
+                      identity_.name.c_str(), static_cast<unsigned long long>(loss_.window_retransmitted()),
+                      static_cast<unsigned long long>(loss_.window_segments()));
     }
 }
 
@@ -236,7 +269,7 @@ void TcpRail::flush() {
             if (errno == EAGAIN || errno == EWOULDBLOCK) return;
             const int err = errno;
             TENT_WARN("tcp send failed", "tcp rail %s: sendmsg: %s", identity_.name.c_str(), std::strerror(err));
-            fail(Code::RailDown, Status::from_errno(err, "sendmsg").message(), RailOutcome::RetryExceeded);
+            close_with(Code::RailDown, Status::from_errno(err, "sendmsg").message(), RailOutcome::RetryExceeded);
             return;
         }
         silence_.on_sent(clock_.now());
@@ -295,7 +328,15 @@ void TcpRail::receive(const std::function<void(const RailMessage&)>& on_message)
         const ssize_t n = ::recv(fd_.get(), rx_.data() + rx_end_, rx_.size() - rx_end_, 0);
         if (n > 0) {
             rx_end_ += static_cast<std::size_t>(n);
-            silence_.on_received(clock_.now());
+            const TimePoint now = clock_.now();
+            // How long the stream stalls on this path (loss, a slow peer):
+            // what tcp_silence_intervals must tolerate.
+            if (log_enabled(LogLevel::Debug) && silence_.silent_for(now) > params_.silence.interval)
+                TENT_DEBUG("tcp silence ended", "tcp rail %s: stream resumed after %lld ms without data (peer last heard %lld ms ago)",
+                           identity_.name.c_str(),
+                           static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(silence_.silent_for(now)).count()),
+                           static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(silence_.unheard_for(now)).count()));
+            silence_.on_received(now);
             continue;
         }
         if (n == 0) {
@@ -306,14 +347,14 @@ void TcpRail::receive(const std::function<void(const RailMessage&)>& on_message)
             else
                 TENT_WARN("tcp peer closed", "tcp rail %s: peer closed the connection with %zu operations outstanding",
                           identity_.name.c_str(), outstanding());
-            fail(Code::RailDown, "peer closed the connection", RailOutcome::RetryExceeded);
+            close_with(Code::RailDown, "peer closed the connection", RailOutcome::RetryExceeded);
             return;
         }
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return;
         const int err = errno;
         TENT_WARN("tcp receive failed", "tcp rail %s: recv: %s", identity_.name.c_str(), std::strerror(err));
-        fail(Code::RailDown, Status::from_errno(err, "recv").message(), RailOutcome::RetryExceeded);
+        close_with(Code::RailDown, Status::from_errno(err, "recv").message(), RailOutcome::RetryExceeded);
         return;
     }
 }
@@ -362,7 +403,7 @@ bool TcpRail::handle(const wire::Frame& f, const std::function<void(const RailMe
             } else if constexpr (std::is_same_v<T, wire::Goodbye>) {
                 TENT_INFO("tcp peer goodbye", "tcp rail %s: peer closed the rail (reason %u)",
                           identity_.name.c_str(), static_cast<unsigned>(body.reason));
-                fail(Code::RailDown, "peer said goodbye", RailOutcome::RetryExceeded);
+                close_with(Code::RailDown, "peer said goodbye", RailOutcome::RetryExceeded);
                 return false;
             } else {
                 reject_frame(std::string("unexpected ") + wire::frame_type_name(T::kType) + " on a data rail");
@@ -530,10 +571,10 @@ void TcpRail::reject_frame(const std::string& reason) {
                     .connection_id = identity_.connection_id,
                     .body = wire::Goodbye{wire::GoodbyeReason::ProtocolError}};
     if (auto bytes = wire::encode_frame(bye)) (void)::send(fd_.get(), bytes->data(), bytes->size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    fail(Code::TransportError, "frame rejected: " + reason, RailOutcome::RetryExceeded);
+    close_with(Code::TransportError, "frame rejected: " + reason, RailOutcome::RetryExceeded);
 }
 
-void TcpRail::fail(Code code, const std::string& reason, RailOutcome first) {
+void TcpRail::close_with(Code code, const std::string& reason, RailOutcome first) {
     if (!open_) return;
     open_ = false;
     close_reason_ = Status(code, "tcp rail " + identity_.name + ": " + reason);
@@ -565,6 +606,11 @@ void TcpRail::fail(Code code, const std::string& reason, RailOutcome first) {
     }
 }
 
+Status TcpRail::fail() {
+    close_with(Code::RailDown, "failed by the engine", RailOutcome::Flushed);
+    return Status::ok();
+}
+
 void TcpRail::close() {
     if (!open_) return;
     // Goodbye, best effort, then everything outstanding is flushed.
@@ -574,7 +620,7 @@ void TcpRail::close() {
     if (tx_.empty())
         if (auto bytes = wire::encode_frame(bye))
             (void)::send(fd_.get(), bytes->data(), bytes->size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    fail(Code::RailDown, "closed locally", RailOutcome::Flushed);
+    close_with(Code::RailDown, "closed locally", RailOutcome::Flushed);
 }
 
 } // namespace tent::tcp

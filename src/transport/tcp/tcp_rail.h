@@ -21,13 +21,22 @@
 // (little-endian), header bytes, payload. Hence max_op_length() is the wire
 // data maximum less kSendHeaderReserve.
 //
-// Failure: a peer that closes or resets the socket, stays silent for
-// tcp_silence_intervals heartbeats, or sends a frame this side rejects
-// ("tcp frame rejected") closes the rail. Every outstanding op then
-// completes -- the oldest with the error (RetryExceeded, or Timeout for
-// silence), the others Flushed, as a failed QP reports them; outstanding
-// probes complete ProbeFailed -- and post()
-// returns Code::RailDown from then on. close() (local) flushes them all.
+// Failure: a peer that closes or resets the socket, stays unheard for
+// tcp_silence_intervals heartbeats (silence_detector.h), or sends a frame
+// this side rejects ("tcp frame rejected") closes the rail. Every
+// outstanding op then completes -- the oldest with the error
+// (RetryExceeded, or Timeout for silence), the others Flushed, as a failed
+// QP reports them; outstanding probes complete ProbeFailed -- and post()
+// returns Code::RailDown from then on. close() (local) and fail() (the
+// engine declares the rail failed) flush them all.
+//
+// Failover hooks (rail.h): broken() once the rail is closed, for whatever
+// reason. rearm() stays Unsupported: a closed TCP rail does not come back
+// (its socket is gone and the peers do not reconnect rails yet); the
+// engine carries on over its other rails. lossy() is true while the
+// connection's retransmission ratio over the last seconds is above
+// tcp_lossy_retransmit_percent (loss_detector.h): the rail works but
+// should be used last.
 //
 // Waiting: wait_fd() is the socket (readable on input, and on EOF after a
 // close so the failure completions are collected). A caller that epolls it
@@ -45,6 +54,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "transport/rail.h"
+#include "transport/tcp/loss_detector.h"
 #include "transport/tcp/region_lookup.h"
 #include "transport/tcp/silence_detector.h"
 #include "transport/tcp/tcp_rail_params.h"
@@ -81,6 +91,12 @@ public:
     void progress(std::vector<RailCompletion>& done,
                   const std::function<void(const RailMessage&)>& on_message) override;
     int wait_fd() const override { return fd_.get(); }
+    bool broken() const override { return !open_; }
+    // Closes now: every outstanding op completes Flushed at the next
+    // progress() (the engine has already judged the failure), the peer
+    // sees the connection end.
+    Status fail() override;
+    bool lossy() const override { return loss_.lossy(); }
 
     bool is_open() const { return open_; }
     // Why the rail closed (ok while open).
@@ -93,10 +109,12 @@ public:
     // Completions are waiting to be collected by progress().
     bool has_completions() const { return !ready_.empty(); }
     // When progress() must run even without socket activity (heartbeat due,
-    // or the silence limit reached). While bytes are queued no heartbeat is
-    // added, so only the silence limit counts (a full socket must not spin).
-    TimePoint next_timer() const {
-        return tx_.empty() ? silence_.next_deadline() : silence_.dead_deadline();
+    // a look at the kernel's counters of a silent peer, or the silence limit
+    // reached). While bytes are queued no heartbeat is added (it would wait
+    // behind them), so a full socket does not spin.
+    TimePoint next_timer() const override {
+        if (!open_) return TimePoint::max();
+        return tx_.empty() ? silence_.next_deadline() : silence_.next_check_deadline();
     }
     std::size_t outstanding() const { return pending_.size() + probes_.size(); }
 
@@ -119,6 +137,8 @@ private:
     void flush();
     void receive(const std::function<void(const RailMessage&)>& on_message);
     void check_timers();
+    // Reads TCP_INFO when the loss detector or the silence detector wants it.
+    void sample_kernel_counters(TimePoint now);
 
     // Frame handlers; a false return means the frame was rejected (the rail
     // is closed by then).
@@ -136,7 +156,7 @@ private:
     void complete(const Pending& p, RailOutcome outcome, Status status);
     void reject_frame(const std::string& reason);
     // Closes the rail: the oldest outstanding op gets `first`, the rest Flushed.
-    void fail(Code code, const std::string& reason, RailOutcome first);
+    void close_with(Code code, const std::string& reason, RailOutcome first);
     std::string describe(const Pending& p) const;
     // A frame of this rail's connection and rail id.
     wire::Frame frame_for(std::uint64_t seq, wire::FrameBody body) const;
@@ -147,6 +167,9 @@ private:
     RegionLookup regions_;
     const Clock& clock_;
     SilenceDetector silence_;
+    LossDetector loss_;
+    TimePoint next_loss_sample_{};
+    bool kernel_counters_ = true; // false once TCP_INFO lacks them (old kernel)
     bool open_ = true;
     Status close_reason_;
 

@@ -10,6 +10,7 @@ TcpRailParams TcpRailParams::from_config(const Config& c) {
     p.silence.dead_after = static_cast<int>(c.get_int(Knob::TcpSilenceIntervals));
     p.buffers.send = static_cast<std::size_t>(c.get_int(Knob::TcpSendBufferSize));
     p.buffers.receive = static_cast<std::size_t>(c.get_int(Knob::TcpReceiveBufferSize));
+    p.loss.threshold = c.get_double(Knob::TcpLossyRetransmitPercent) / 100.0;
     return p;
 }
 

@@ -1,0 +1,172 @@
+# Shared by the network-namespace checks (sourced, bash): two namespaces, a
+# server's and a client's, joined by veth pairs -- a management link for
+# tent-bench's bootstrap and tent's control channel, and data links for TCP
+# rails -- where `ip link set down` and packet loss are real faults.
+# Everything runs under timeout; the namespaces and processes go away on
+# exit, whatever happens. Names carry the shell's pid so that parallel runs
+# do not collide.
+#
+# Address plan (the same in every run: each run has its own namespaces):
+#   management  10.77.0.1 (server)  10.77.0.2 (client)
+#   data link i 10.77.i.1 (server)  10.77.i.2 (client)
+
+: "${TEST_BUILDDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+BENCH=$TEST_BUILDDIR/tent-bench
+SV_RUN=$TEST_BUILDDIR/simverbs-run
+SV_CTL=$TEST_BUILDDIR/simverbs-ctl
+
+NS_TAG=tn$$
+NS_S=tent-$NS_TAG-s
+NS_C=tent-$NS_TAG-c
+NS_TMP=$(mktemp -d "${TMPDIR:-/tmp}/tent-netns.XXXXXX")
+ns_made=()
+ns_bg=()
+
+ns_cleanup() {
+    local p n
+    for p in "${ns_bg[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    for p in "${ns_bg[@]}"; do wait "$p" 2>/dev/null; done
+    # Deleting a namespace deletes its veth ends (and their peers).
+    for n in "${ns_made[@]}"; do ip netns delete "$n" 2>/dev/null; done
+    rm -rf "$NS_TMP"
+}
+trap ns_cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+fail() {
+    echo "FAIL: $*" >&2
+    local f
+    for f in "$NS_TMP"/*.out "$NS_TMP"/*.err; do
+        [ -s "$f" ] && { echo "--- $f" >&2; tail -n 40 "$f" >&2; }
+    done
+    exit 1
+}
+
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+
+# Root and a working `ip netns`, else the test is skipped.
+require_netns() {
+    [ "$(id -u)" -eq 0 ] || skip "needs root for network namespaces"
+    command -v ip >/dev/null 2>&1 || skip "ip (iproute2) is not installed"
+    ip netns add "$NS_S" 2>/dev/null || skip "ip netns is not usable here"
+    ns_made+=("$NS_S")
+    ip netns add "$NS_C" || fail "cannot create namespace $NS_C"
+    ns_made+=("$NS_C")
+    ip -n "$NS_S" link set lo up && ip -n "$NS_C" link set lo up || fail "cannot bring loopback up"
+    [ -x "$BENCH" ] || fail "$BENCH not built"
+}
+
+# Interface names (at most 15 characters): NAME of link N on each side.
+ifname_s() { echo "${NS_TAG}l$1s"; }
+ifname_c() { echo "${NS_TAG}l$1c"; }
+
+# make_link N: veth pair N between the namespaces, 10.77.N.1 <-> 10.77.N.2.
+make_link() {
+    local n=$1 s c
+    s=$(ifname_s "$n") c=$(ifname_c "$n")
+    ip link add "$s" netns "$NS_S" type veth peer name "$c" netns "$NS_C" || fail "cannot create veth pair $n"
+    ip -n "$NS_S" addr add "10.77.$n.1/24" dev "$s" || fail "address on $s"
+    ip -n "$NS_C" addr add "10.77.$n.2/24" dev "$c" || fail "address on $c"
+    ip -n "$NS_S" link set "$s" up && ip -n "$NS_C" link set "$c" up || fail "cannot bring link $n up"
+}
+
+# Seconds since the epoch with microseconds, and the milliseconds between two.
+now() { echo "$EPOCHREALTIME"; }
+ms_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
+
+# Prefixes each line of standard input with the time it arrived.
+stamp_lines() {
+    local line
+    while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done
+}
+
+# run_bg NAME NS SECS CMD...: runs CMD in namespace NS under timeout SECS,
+# standard output to NAME.out, standard error timestamped to NAME.err; sets
+# bg_pid (the timeout process; the command itself is its child).
+run_bg() {
+    local name=$1 ns=$2 secs=$3
+    shift 3
+    ip netns exec "$ns" timeout -k 2 "$secs" "$@" >"$NS_TMP/$name.out" 2> >(stamp_lines >"$NS_TMP/$name.err") &
+    bg_pid=$!
+    ns_bg+=("$bg_pid")
+}
+
+# The tent-bench process under timeout PID (for simverbs-ctl), once the
+# wrappers have exec'd into it.
+bench_pid_of() {
+    local i p
+    for ((i = 0; i < 100; i++)); do
+        p=$(pgrep -P "$1" -x tent-bench | head -n 1)
+        [ -n "$p" ] && { echo "$p"; return 0; }
+        sleep 0.05
+    done
+    return 1
+}
+
+# Commands both tent-bench processes run under (e.g. simverbs-run ... --).
+wrap=()
+
+# start_server [VAR=VALUE...]: tent-bench --listen in the server namespace
+# on the management address, with the environment VAR=VALUE; sets
+# server_pid and port once it listens (at most 10 s).
+start_server() {
+    run_bg server "$NS_S" 60 env TENT_CONTROL_ADDRESS=10.77.0.1 "$@" "${wrap[@]}" "$BENCH" --listen 10.77.0.1:0
+    server_pid=$bg_pid
+    port=
+    local i
+    for ((i = 0; i < 100; i++)); do
+        port=$(sed -n 's/^tent-bench: listening on [^ ]*:\([0-9][0-9]*\)$/\1/p' "$NS_TMP/server.out")
+        [ -n "$port" ] && return 0
+        kill -0 "$server_pid" 2>/dev/null || fail "server exited before listening"
+        sleep 0.1
+    done
+    fail "server did not listen within 10 s"
+}
+
+# start_client SECS [VAR=VALUE...] -- [tent-bench client options]: the
+# client in its namespace against the server, at TENT_LOG_LEVEL=info unless
+# VAR=VALUE says otherwise, under timeout SECS; sets client_pid.
+start_client() {
+    local secs=$1 vars=()
+    shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    run_bg client "$NS_C" "$secs" env TENT_CONTROL_ADDRESS=10.77.0.2 TENT_LOG_LEVEL=info "${vars[@]}" \
+        "${wrap[@]}" "$BENCH" --connect "10.77.0.1:$port" --json "$@"
+    client_pid=$bg_pid
+}
+
+# wait_pid PID SECS: waits (at most SECS) for PID to exit; sets rc (124 when it did not).
+wait_pid() {
+    local i
+    for ((i = 0; i < $2 * 20; i++)); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.05
+    done
+    if kill -0 "$1" 2>/dev/null; then
+        rc=124
+        return
+    fi
+    rc=0
+    wait "$1" || rc=$?
+}
+
+# Waits until the client's engine has connected (it prints nothing until the
+# end, so look for the data rails' sockets), at most 10 s.
+wait_rails_up() {
+    local i
+    for ((i = 0; i < 200; i++)); do
+        [ "$(ip netns exec "$NS_C" ss -Htn state established '( src 10.77.1.2 )' 2>/dev/null | wc -l)" -ge 1 ] && return 0
+        kill -0 "$client_pid" 2>/dev/null || fail "client exited before its rails were up"
+        sleep 0.05
+    done
+    fail "the client's rails did not come up within 10 s"
+}
+
+# json FILE EXPR: evaluates a Python expression over the JSON object r in FILE.
+json() {
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
