@@ -162,6 +162,9 @@ private:
     void on_peer_rearm_request(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce);
     void on_peer_rearmed(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce);
     void poll_device_events();
+    void on_peer_port_state(Connection& conn, const wire::PortState& state);
+    // The health layer's name of the peer (host/engine id).
+    static std::string peer_name(const Connection& conn);
     void on_rail_event(const RailEvent& event) override;
     void advance(Op& op);
     bool retry_deferred();

@@ -177,11 +177,15 @@ void Engine::add_connection(std::unique_ptr<Connection> conn) {
     refresh_stats();
 }
 
-void Engine::add_rail(Connection& conn, NewRail rail) {
+std::string Engine::peer_name(const Connection& conn) {
     char peer[96];
     std::snprintf(peer, sizeof peer, "%s/%016llx", conn.peer.hostname.c_str(),
                   static_cast<unsigned long long>(conn.peer.engine_id));
-    RailEndpoints ep{rail.local_device, rail.local_port, peer, rail.remote_device, rail.remote_port};
+    return peer;
+}
+
+void Engine::add_rail(Connection& conn, NewRail rail) {
+    RailEndpoints ep{rail.local_device, rail.local_port, peer_name(conn), rail.remote_device, rail.remote_port};
     RailSlot slot;
     slot.monitor_id = monitor_->add_rail(ep, clock_.now());
     if (monitor_names_.size() <= slot.monitor_id) monitor_names_.resize(slot.monitor_id + 1);

@@ -2,6 +2,8 @@
 //   SyncRequest{nonce}  -> SyncReply{nonce, last message delivered here}
 //                          (before a SEND fragment is replayed)
 //   Probe{nonce} on rail R -> the peer re-arms its end of R, ProbeReply{nonce}
+//                          (engine_rail_care.cpp)
+//   PortState              one of the sender's ports went down or came back
 // The channel is a TCP socket; a peer that closes it is unreachable.
 #include <sys/socket.h>
 
@@ -68,6 +70,8 @@ void Engine::on_control_frame(Connection& conn, const wire::Frame& frame) {
         on_peer_rearm_request(conn, frame.rail_id, static_cast<std::uint32_t>(probe->nonce));
     } else if (const auto* answer = std::get_if<wire::ProbeReply>(&frame.body)) {
         on_peer_rearmed(conn, frame.rail_id, static_cast<std::uint32_t>(answer->nonce));
+    } else if (const auto* port = std::get_if<wire::PortState>(&frame.body)) {
+        on_peer_port_state(conn, *port);
     } else if (std::holds_alternative<wire::Goodbye>(frame.body)) {
         mark_unreachable(conn, Status(Code::PeerUnreachable, "the peer said goodbye"));
     } else {

@@ -261,6 +261,38 @@ void Engine::poll_device_events() {
                     (e.event == AsyncEvent::DeviceFatal || slot.rail.local_port == e.port))
                     declare_failed(slot, why);
     }
+    // Peers attribute the fault to this port and leave it at once, without
+    // waiting for their own timeouts.
+    for (const DeviceEvent& e : events) {
+        auto hca = std::find_if(blob_.hcas.begin(), blob_.hcas.end(),
+                                [&](const wire::HcaAddress& h) { return h.device == e.device; });
+        if (hca == blob_.hcas.end()) continue;
+        wire::PortState ps;
+        ps.hca_index = static_cast<std::uint8_t>(hca - blob_.hcas.begin());
+        ps.port = static_cast<std::uint8_t>(std::max(1, e.port));
+        ps.condition = e.event == AsyncEvent::PortActive   ? wire::PortCondition::Active
+                       : e.event == AsyncEvent::PortError ? wire::PortCondition::Down
+                                                          : wire::PortCondition::DeviceFatal;
+        for (auto& [id, conn] : connections_) send_control(*conn, wire::Frame{0, 0, conn->id, 0, ps});
+    }
+}
+
+void Engine::on_peer_port_state(Connection& conn, const wire::PortState& ps) {
+    if (ps.hca_index >= conn.peer.hcas.size()) return;
+    const std::string& device = conn.peer.hcas[ps.hca_index].device;
+    const AsyncEvent event = ps.condition == wire::PortCondition::Active ? AsyncEvent::PortActive
+                             : ps.condition == wire::PortCondition::Down ? AsyncEvent::PortError
+                                                                         : AsyncEvent::DeviceFatal;
+    monitor_->on_remote_event(peer_name(conn), device, ps.port, event, clock_.now());
+    if (event == AsyncEvent::PortActive) return;
+    const std::string why = event == AsyncEvent::DeviceFatal
+                                ? "remote device " + conn.peer.hostname + " " + device + " reported a fatal error"
+                                : "remote port " + conn.peer.hostname + " " + device + ":" + std::to_string(ps.port) +
+                                      " is down";
+    for (auto& slot : conn.rails)
+        if (slot.rail.rail->kind() == TransportKind::Rdma && slot.rail.remote_device == device &&
+            (event == AsyncEvent::DeviceFatal || slot.rail.remote_port == ps.port))
+            declare_failed(slot, why);
 }
 
 void Engine::on_rail_event(const RailEvent& event) {

@@ -6,6 +6,7 @@
 //   Goodbye          reason u8
 //   Heartbeat(Ack), Probe(Reply)  nonce u64, timestamp ns u64
 //   SyncRequest/Reply            epoch u32, last delivered u64
+//   PortState                    hca index u8, port u8, condition u8
 #include <set>
 #include <string>
 
@@ -223,5 +224,34 @@ Status validate_body(const SyncRequest& b) { return validate_sync(b); }
 void encode_body(const SyncReply& b, ByteWriter& w) { encode_sync(b, w); }
 Status decode_body(ByteReader& r, SyncReply& b) { return decode_sync(r, b); }
 Status validate_body(const SyncReply& b) { return validate_sync(b); }
+
+// Port events
+
+void encode_body(const PortState& b, ByteWriter& w) {
+    w.u8(b.hca_index);
+    w.u8(b.port);
+    w.u8(static_cast<uint8_t>(b.condition));
+}
+
+Status decode_body(ByteReader& r, PortState& b) {
+    uint8_t condition = 0;
+    if (!(r.u8(b.hca_index, "hca index") && r.u8(b.port, "port") && r.u8(condition, "condition")))
+        return truncated(PortState::kType, r);
+    b.condition = static_cast<PortCondition>(condition);
+    return Status::ok();
+}
+
+Status validate_body(const PortState& b) {
+    if (b.hca_index >= kMaxDevices)
+        return invalid(PortState::kType, "hca index " + std::to_string(b.hca_index) + ", maximum " +
+                                             std::to_string(kMaxDevices - 1));
+    if (b.port == 0) return invalid(PortState::kType, "port 0");
+    switch (b.condition) {
+    case PortCondition::Down:
+    case PortCondition::Active:
+    case PortCondition::DeviceFatal: return Status::ok();
+    }
+    return invalid(PortState::kType, "unknown condition " + std::to_string(static_cast<unsigned>(b.condition)));
+}
 
 } // namespace tent::wire

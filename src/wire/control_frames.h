@@ -99,4 +99,15 @@ struct SyncReply {
     bool operator==(const SyncReply&) const = default;
 };
 
+// The sender's HCA entry hca_index (in its address blob) has a port that
+// went down, came back, or a device that failed.
+enum class PortCondition : uint8_t { Down = 0, Active = 1, DeviceFatal = 2 };
+struct PortState {
+    static constexpr FrameType kType = FrameType::PortState;
+    uint8_t hca_index = 0;  // < kMaxDevices
+    uint8_t port = 1;       // >= 1
+    PortCondition condition = PortCondition::Down;
+    bool operator==(const PortState&) const = default;
+};
+
 } // namespace tent::wire

@@ -145,6 +145,7 @@ inline std::vector<Frame> sample_frames() {
     v.push_back(make_frame(ProbeReply{12, 2000}));
     v.push_back(make_frame(SyncRequest{3, 41}));
     v.push_back(make_frame(SyncReply{3, 40}));
+    v.push_back(make_frame(PortState{1, 1, PortCondition::Down}));
     return v;
 }
 
