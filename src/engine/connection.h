@@ -88,6 +88,14 @@ struct Connection {
     TimePoint parked_since{};  // valid while parked is non-empty
     std::map<std::uint32_t, PendingSync> syncs;  // by nonce
     std::uint32_t next_nonce = 1;
+
+    // A nonce for a control exchange (sync, re-arm): never 0, which the
+    // wire reserves.
+    std::uint32_t take_nonce() {
+        std::uint32_t n = next_nonce++;
+        if (next_nonce == 0) next_nonce = 1;
+        return n;
+    }
 };
 
 } // namespace tent

@@ -51,6 +51,7 @@
 #include "common/unique_fd.h"
 #include "metrics/registry.h"
 #include "metrics/tent_metrics.h"
+#include "policy/device_selector.h"
 #include "policy/transport_selector.h"
 #include "topology/topology.h"
 #include "transport/provider.h"
@@ -137,6 +138,8 @@ private:
     void mark_unreachable(Connection& conn, const Status& why);
     void start_op_by_id(std::uint64_t id);
     Status plan(Connection& conn, Op& op);
+    std::vector<RailView> rail_views(const Connection& conn, const std::vector<std::size_t>& rails,
+                                     TimePoint now) const;
     void start_planned(Connection& conn, Op& op);
     std::vector<std::size_t> rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why) const;
     void post_chunk(Op& op, std::size_t index);
@@ -157,7 +160,7 @@ private:
     void care_for_rails(Connection& conn, const std::vector<RailId>& due, TimePoint now);
     void declare_failed(RailSlot& slot, const std::string& why);
     void post_probe(Connection& conn, std::size_t rail);
-    void drain_rail(Connection& conn, std::size_t rail);
+    bool drain_rail(Connection& conn, std::size_t rail);
     void on_probe_done(Connection& conn, std::size_t rail, const RailCompletion& c);
     void on_peer_rearm_request(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce);
     void on_peer_rearmed(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce);

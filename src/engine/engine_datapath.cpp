@@ -98,6 +98,18 @@ std::vector<std::size_t> Engine::rails_for(const Connection& conn, const Op& op,
     return {};
 }
 
+// What the device selector sees of each rail (view k is rails[k]).
+std::vector<RailView> Engine::rail_views(const Connection& conn, const std::vector<std::size_t>& rails,
+                                         TimePoint now) const {
+    std::vector<RailView> views;
+    for (std::size_t k = 0; k < rails.size(); ++k) {
+        const RailSlot& s = conn.rails[rails[k]];
+        views.push_back(RailView{static_cast<int>(k % 64), monitor_->state(s.monitor_id, now), s.numa_node,
+                                 s.inflight_bytes, s.ewma_bw});
+    }
+    return views;
+}
+
 // Rails chosen by rails_for(), seen by the device selector (health, NUMA
 // tier of the posting thread, backlog over bandwidth); then chunks
 // (Write/Read) or fragments (Send) assigned to them.
@@ -110,14 +122,9 @@ Status Engine::plan(Connection& conn, Op& op) {
     std::vector<std::size_t> allowed = rails_for(conn, op, now, why);
     if (allowed.empty()) return why;
 
-    std::vector<RailView> views;
+    std::vector<RailView> views = rail_views(conn, allowed, now);
     std::vector<std::uint64_t> max_op;
-    for (std::size_t k = 0; k < allowed.size(); ++k) {
-        const RailSlot& s = conn.rails[allowed[k]];
-        views.push_back(RailView{static_cast<int>(k % 64), monitor_->state(s.monitor_id, now), s.numa_node, s.inflight_bytes,
-                                 s.ewma_bw});
-        max_op.push_back(s.rail.rail->max_op_length());
-    }
+    for (std::size_t i : allowed) max_op.push_back(conn.rails[i].rail.rail->max_op_length());
     if (op.type == OpType::Send) {
         std::uint64_t frag = std::max<std::uint64_t>(1, params_.send_fragment_size);
         std::uint64_t offset = 0;

@@ -84,18 +84,10 @@ void Engine::place_piece(Connection& conn, Op& op, std::size_t chunk, const Stat
         for (const auto& [rail, epoch] : failed_on) failed_here = failed_here || (rail == i && epoch == conn.rails[i].epoch);
         if (!failed_here) fresh.push_back(i);
     }
-    auto pick_from = [&](const std::vector<std::size_t>& rails) -> std::optional<std::size_t> {
-        std::vector<RailView> views;
-        for (std::size_t k = 0; k < rails.size(); ++k) {
-            const RailSlot& s = conn.rails[rails[k]];
-            views.push_back(RailView{static_cast<int>(k % 64), monitor_->state(s.monitor_id, now), s.numa_node,
-                                     s.inflight_bytes, s.ewma_bw});
-        }
-        auto k = conn.selector->pick(views, ~std::uint64_t{0}, op.caller_numa);
-        if (!k) return std::nullopt;
-        return rails[*k];
-    };
-    std::optional<std::size_t> to = fresh.empty() ? std::nullopt : pick_from(fresh);
+    std::optional<std::size_t> to;
+    if (!fresh.empty())
+        if (auto k = conn.selector->pick(rail_views(conn, fresh, now), ~std::uint64_t{0}, op.caller_numa))
+            to = fresh[*k];
     if (!to) {
         if (last_failure.code() == Code::RemoteAccess) {
             op.error = last_failure;  // the alive rails refuse it: the request is at fault
@@ -198,8 +190,7 @@ std::string Engine::rails_report(const Connection& conn, TimePoint now) const {
 }
 
 void Engine::request_sync(Connection& conn, Op& op, std::size_t chunk) {
-    std::uint32_t nonce = conn.next_nonce++;
-    if (conn.next_nonce == 0) conn.next_nonce = 1;  // 0 is not a valid epoch on the wire
+    const std::uint32_t nonce = conn.take_nonce();
     conn.syncs[nonce] = PendingSync{op.id, chunk, op.msg_seq, clock_.now()};
     ++op.waiting;
     send_control(conn, wire::Frame{0, 0, conn.id, 0,

@@ -54,15 +54,9 @@ bool Engine::progress_once() {
     accept_connections();
     for (auto& p : providers_) p->poll_incoming(*this);
 
-    std::vector<RailCompletion> done;
     for (auto& [id, conn] : connections_) {
         Connection& c = *conn;
-        for (std::size_t r = 0; r < c.rails.size(); ++r) {
-            done.clear();
-            c.rails[r].rail.rail->progress(done, [&](const RailMessage& m) { on_message(c, m); });
-            busy = busy || !done.empty();
-            for (const auto& completion : done) on_rail_completion(c, r, completion);
-        }
+        for (std::size_t r = 0; r < c.rails.size(); ++r) busy = drain_rail(c, r) || busy;
         read_control(c);
         if (recvs_changed) deliver(c);
     }

@@ -107,8 +107,7 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
                 allowed = true;
             }
             if (!allowed) break;
-            slot.care_nonce = conn.next_nonce++;
-            if (conn.next_nonce == 0) conn.next_nonce = 1;
+            slot.care_nonce = conn.take_nonce();
             slot.care = RailCare::AwaitingPeer;
             slot.care_since = now;
             send_control(conn, wire::Frame{0, slot.rail.rail_id, conn.id, 0, wire::Probe{slot.care_nonce, now_ns(now)}});
@@ -147,12 +146,14 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
     }
 }
 
-// A failed rail's completion queue may still hold messages that arrived
-// before it failed: they are delivered before a reset would discard them.
-void Engine::drain_rail(Connection& conn, std::size_t index) {
+// Progress of one rail: its completions accounted, its messages delivered.
+// Also run on a failed rail right before a reset, which would discard
+// messages that arrived before the failure.
+bool Engine::drain_rail(Connection& conn, std::size_t index) {
     std::vector<RailCompletion> done;
     conn.rails[index].rail.rail->progress(done, [&](const RailMessage& m) { on_message(conn, m); });
     for (const auto& c : done) on_rail_completion(conn, index, c);
+    return !done.empty();
 }
 
 void Engine::post_probe(Connection& conn, std::size_t index) {
