@@ -101,6 +101,10 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
             // A closed TCP rail does not come back; a verbs rail is re-armed
             // once its flushes are in and the health layer allows it.
             if (!failover_on() || !rdma || slot.inflight_ops > 0) break;
+            // The initiator asks first; the other side asks only if no
+            // request came within failover_timeout_ms, so that the two
+            // sides' requests rarely cross.
+            if (!conn.initiator && now - slot.care_since < params_.failover_timeout) break;
             bool allowed = monitor_->state(slot.monitor_id, now) != RailState::Paused;
             if (!allowed && std::find(due.begin(), due.end(), slot.monitor_id) != due.end()) {
                 monitor_->probe_sent(slot.monitor_id, now);
