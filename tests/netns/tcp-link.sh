@@ -36,7 +36,9 @@ rail_lines() { grep -E "10\.77\.$1\.[12]" "$NS_TMP/client.err"; }
 # --- a) a data link goes down mid-run ---------------------------------------
 part_a() {
 start_server
-start_client 60 -- --op write --size 64K --depth 1 --duration 3 --check --rails "$rails"
+# Long enough that the link goes down mid-run even when a loaded machine
+# (a parallel distcheck) is slow to start the client.
+start_client 60 -- --op write --size 64K --depth 1 --duration 8 --check --rails "$rails"
 wait_rails_up
 sleep 1
 t_cmd=$(now)
