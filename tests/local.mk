@@ -339,7 +339,7 @@ endif
 
 # bench helper: tent-bench between two processes on loopback (TCP rails,
 # simverbs HCAs) and its failure exits
-BENCH_CHECKS = tests/bench/simverbs.sh tests/bench/tcp.sh tests/bench/fail.sh tests/bench/stats.sh \
+BENCH_CHECKS = tests/bench/simverbs.sh tests/bench/capped.sh tests/bench/tcp.sh tests/bench/fail.sh tests/bench/stats.sh \
 	tests/bench/background.sh tests/bench/gap.sh
 TESTS += $(BENCH_CHECKS)
 dist_check_SCRIPTS += $(BENCH_CHECKS)

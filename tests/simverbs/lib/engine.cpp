@@ -620,13 +620,22 @@ bool Engine::progress(int timeout_ms, bool from_app) {
   flush_acks();
   // Timeouts are scanned at most every 200 us (or when the timer fires):
   // under heavy traffic the scan over all QPs would otherwise run per batch.
+  bool scanned = false;
   if (!from_app && (timer_fired || now >= last_scan_ns_ + 200000)) {
     last_scan_ns_ = now;
     check_timeouts(now_ns(), &next);
+    scanned = true;
+  }
+  if (timer_fired || timer_at_ns_ <= now) timer_at_ns_ = 0;
+  // After a scan the timer is set to the next due event; between scans it
+  // is only brought forward, for a held packet due sooner. Otherwise a
+  // packet held by a capped port on an idle link waited for the 10 ms tick.
+  if (scanned || (have_held_ && (timer_at_ns_ == 0 || next < timer_at_ns_))) {
     itimerspec its{};
     its.it_value.tv_sec = time_t(next / 1000000000ull);
     its.it_value.tv_nsec = long(next % 1000000000ull);
     timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &its, nullptr);
+    timer_at_ns_ = next;
   }
   g.unlock();
   if (ctl) serve_control();

@@ -312,8 +312,9 @@ class Engine {
   void serve_control();
 
   std::atomic<bool> faults_applied_{false};
-  bool have_held_ = false;
-  uint64_t last_scan_ns_ = 0;  // last timeout scan (progress thread)  // some link holds delayed packets (dispatch_mu)
+  bool have_held_ = false;     // some link holds delayed packets (dispatch_mu)
+  uint64_t last_scan_ns_ = 0;  // last timeout scan (progress thread)
+  uint64_t timer_at_ns_ = 0;   // when timer_fd_ fires next; 0: not armed (dispatch_mu)
   int epfd_ = -1, wake_fd_ = -1, timer_fd_ = -1, ctl_fd_ = -1;
   std::string ctl_path_;
   std::mutex link_mu_;
