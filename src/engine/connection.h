@@ -3,6 +3,7 @@
 // engine; touched only by its progress thread once adopted.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -15,6 +16,7 @@
 #include "health/rail_events.h"
 #include "health/rail_silence.h"
 #include "policy/device_selector.h"
+#include "policy/priority.h"
 #include "transport/provider.h"
 #include "wire/address_blob.h"
 
@@ -31,6 +33,13 @@ enum class RailCare {
     Probing,       // re-armed (or paused but intact): a probe is in flight
 };
 
+// A piece held back by the QoS window (policy/qos_window.h) until the
+// rail's lower-priority work in flight shrinks.
+struct HeldPiece {
+    std::uint64_t op = 0;
+    std::size_t chunk = 0;
+};
+
 struct RailSlot {
     NewRail rail;
     std::size_t provider = 0;  // index into the engine's providers
@@ -38,6 +47,8 @@ struct RailSlot {
     int device = -1;     // topology index of the local device, -1 not in the topology
     int numa_node = -1;  // NUMA node of the local device, -1 unknown
     std::uint64_t inflight_bytes = 0;
+    std::array<std::uint64_t, kPriorityCount> inflight_by_priority{};  // the part of inflight_bytes per level
+    std::array<std::deque<HeldPiece>, kPriorityCount> held;  // by level, FIFO within one
     double ewma_bw = 0.0;      // bytes/s, 0 = not measured yet
     std::uint64_t ops = 0, bytes = 0, errors = 0, failovers = 0;
     // Failover layer.

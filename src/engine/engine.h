@@ -52,6 +52,7 @@
 #include "metrics/registry.h"
 #include "metrics/tent_metrics.h"
 #include "policy/device_selector.h"
+#include "policy/qos_window.h"
 #include "policy/transport_selector.h"
 #include "topology/topology.h"
 #include "transport/provider.h"
@@ -142,7 +143,12 @@ private:
                                      TimePoint now) const;
     void start_planned(Connection& conn, Op& op);
     std::vector<std::size_t> rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why) const;
-    void post_chunk(Op& op, std::size_t index);
+    // admitted: the QoS window already let it through (release_held).
+    void post_chunk(Op& op, std::size_t index, bool admitted = false);
+    // The QoS window (policy/qos_window.h).
+    bool higher_priority_active(const Op& op, TimePoint now) const;
+    std::uint64_t inflight_at_or_below(const RailSlot& slot, Priority level) const;
+    void release_held(Connection& conn, std::size_t rail);
     void on_rail_completion(Connection& conn, std::size_t rail, const RailCompletion& c);
     // Failover (engine_failover.cpp).
     bool failover_on() const { return params_.max_failover_attempts > 0; }
@@ -218,6 +224,7 @@ private:
         std::uint64_t length;
         TimePoint posted;
         bool watched;      // counts for the rail's silence (not a SEND)
+        Priority priority;  // the op's level, for the rail's QoS window
     };
     std::map<std::uint64_t, Inflight> inflight_;  // by rail cookie
     std::uint64_t next_cookie_ = 1;
@@ -225,6 +232,7 @@ private:
     std::unique_ptr<RailMonitor> monitor_;
     std::vector<std::string> monitor_names_;  // rail name by monitor id, for metrics
     std::unique_ptr<QosQueue> qos_;
+    PriorityActivity priority_activity_;  // which levels have requests in the engine
     std::optional<Topology> topology_;                    // set before start(); read-only after
     std::optional<TransportSelector> transport_selector_;  // progress thread only after start()
     std::uint64_t topology_devices_ = 0;                   // every topology device as a mask

@@ -125,8 +125,12 @@ Status Engine::plan(Connection& conn, Op& op) {
     std::vector<RailView> views = rail_views(conn, allowed, now);
     std::vector<std::uint64_t> max_op;
     for (std::size_t i : allowed) max_op.push_back(conn.rails[i].rail.rail->max_op_length());
+    // While higher-priority work is active, this op's pieces are cut to the
+    // QoS window, so that one of them never holds the rail for long.
+    const bool yield_to_higher = higher_priority_active(op, now);
     if (op.type == OpType::Send) {
-        std::uint64_t frag = std::max<std::uint64_t>(1, params_.send_fragment_size);
+        std::uint64_t frag = std::max<std::uint64_t>(
+            1, qos_piece_size(params_.send_fragment_size, yield_to_higher, params_.qos_window));
         std::uint64_t offset = 0;
         do {
             auto k = conn.selector->pick(views, ~std::uint64_t{0}, op.caller_numa);
@@ -146,7 +150,8 @@ Status Engine::plan(Connection& conn, Op& op) {
         op.planned = true;
         return Status::ok();
     }
-    ChunkPlanParams cp{params_.striping_threshold, params_.chunk_size, op.caller_numa, 0};
+    ChunkPlanParams cp{params_.striping_threshold,
+                       qos_piece_size(params_.chunk_size, yield_to_higher, params_.qos_window), op.caller_numa, 0};
     op.chunks = plan_chunks(*conn.selector, views, max_op, op.length, cp);
     if (op.chunks.empty()) return Status(Code::Busy, "every rail to " + conn.peer.hostname + " is paused");
     for (auto& c : op.chunks) c.rail = allowed[c.rail];
@@ -156,7 +161,7 @@ Status Engine::plan(Connection& conn, Op& op) {
     return Status::ok();
 }
 
-void Engine::post_chunk(Op& op, std::size_t index) {
+void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
     Connection& conn = *connections_.at(op.peer);
     const PlannedChunk& chunk = op.chunks[index];
     RailSlot& slot = conn.rails[chunk.rail];
@@ -167,6 +172,21 @@ void Engine::post_chunk(Op& op, std::size_t index) {
                      Status(Code::RailDown, slot.rail.rail->name() + " has failed" +
                                                 (slot.last_failure.empty() ? "" : ": " + slot.last_failure)));
         return;
+    }
+    const Priority level = op.options.priority;
+    const auto li = static_cast<std::size_t>(level);
+    if (!admitted && level != Priority::High) {
+        // Behind pieces already held at this level or above (order), or
+        // outside the window while higher-priority work is active.
+        bool behind = false;
+        for (std::size_t j = 1; j <= li; ++j) behind = behind || !slot.held[j].empty();
+        if (behind || !qos_admits(chunk.length, inflight_at_or_below(slot, level),
+                                  higher_priority_active(op, clock_.now()), params_.qos_window)) {
+            slot.held[li].push_back({op.id, index});
+            ++op.held;
+            metrics_->qos_held(slot.rail.rail->name(), priority_name(level));
+            return;
+        }
     }
     RailOp r;
     r.cookie = next_cookie_++;
@@ -203,9 +223,10 @@ void Engine::post_chunk(Op& op, std::size_t index) {
     }
     const TimePoint now = clock_.now();
     const bool watched = op.type != OpType::Send;
-    inflight_[r.cookie] = Inflight{op.id, index, chunk.length, now, watched};
+    inflight_[r.cookie] = Inflight{op.id, index, chunk.length, now, watched, level};
     ++op.outstanding;
     slot.inflight_bytes += chunk.length;
+    slot.inflight_by_priority[li] += chunk.length;
     ++slot.inflight_ops;
     if (watched) {
         ++slot.inflight_watched;
@@ -229,6 +250,8 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
         return;
     }
     slot.inflight_bytes -= std::min(slot.inflight_bytes, f.length);
+    auto& level_bytes = slot.inflight_by_priority[static_cast<std::size_t>(f.priority)];
+    level_bytes -= std::min(level_bytes, f.length);
     monitor_->record(slot.monitor_id, c.outcome, now);
     if (c.status.is_ok()) {
         ++slot.epoch;
@@ -251,21 +274,66 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
         }
     }
     auto op_it = ops_.find(f.op);
-    if (op_it == ops_.end()) return;  // already failed (peer unreachable)
-    Op& op = *op_it->second;
-    --op.outstanding;
-    if (!c.status.is_ok()) piece_failed(conn, op, f.chunk, rail, c.status);
-    if (ops_.count(f.op)) advance(op);
+    if (op_it != ops_.end()) {  // else already failed (peer unreachable)
+        Op& op = *op_it->second;
+        --op.outstanding;
+        if (!c.status.is_ok()) piece_failed(conn, op, f.chunk, rail, c.status);
+        if (ops_.count(f.op)) advance(op);
+    }
+    release_held(conn, rail);
+}
+
+bool Engine::higher_priority_active(const Op& op, TimePoint now) const {
+    return priority_activity_.higher_active(op.options.priority, now, params_.qos_window.hold);
+}
+
+std::uint64_t Engine::inflight_at_or_below(const RailSlot& slot, Priority level) const {
+    std::uint64_t n = 0;
+    for (auto i = static_cast<std::size_t>(level); i < slot.inflight_by_priority.size(); ++i)
+        n += slot.inflight_by_priority[i];
+    return n;
+}
+
+// Posts the rail's held pieces that the QoS window admits now, medium before
+// low, in order within a level. A rail that failed meanwhile takes them all:
+// post_chunk() then moves each to another rail.
+void Engine::release_held(Connection& conn, std::size_t rail) {
+    RailSlot& slot = conn.rails[rail];
+    const TimePoint now = clock_.now();
+    for (std::size_t li = 1; li < slot.held.size(); ++li) {
+        auto& queue = slot.held[li];
+        while (!queue.empty()) {
+            const HeldPiece piece = queue.front();
+            auto it = ops_.find(piece.op);
+            if (it == ops_.end()) {  // failed meanwhile
+                queue.pop_front();
+                continue;
+            }
+            Op& op = *it->second;
+            const std::uint64_t length = op.chunks[piece.chunk].length;
+            if (usable(slot) && !qos_admits(length, inflight_at_or_below(slot, static_cast<Priority>(li)),
+                                            higher_priority_active(op, now), params_.qos_window))
+                return;  // lower levels wait behind this one
+            queue.pop_front();
+            --op.held;
+            if (!op.error.is_ok()) {
+                advance(op);
+                continue;
+            }
+            post_chunk(op, piece.chunk, true);
+            if (ops_.count(piece.op)) advance(*ops_.at(piece.op));
+        }
+    }
 }
 
 // After a completion or a retried post: once nothing of the op is in flight
 // or waiting, post the chunk that ends the transfer, or finish the op.
 void Engine::advance(Op& op) {
-    if (op.outstanding > 0 || op.deferred > 0 || op.waiting > 0) return;
+    if (op.outstanding > 0 || op.deferred > 0 || op.waiting > 0 || op.held > 0) return;
     if (op.error.is_ok() && op.planned && op.next_chunk < op.chunks.size()) {
         // Everything else landed: now the chunk that ends the transfer.
         post_chunk(op, op.next_chunk);
-        if (op.outstanding > 0 || op.deferred > 0 || op.waiting > 0) return;
+        if (op.outstanding > 0 || op.deferred > 0 || op.waiting > 0 || op.held > 0) return;
     }
     finish_op(op.id);
 }
@@ -295,6 +363,7 @@ void Engine::finish_op(std::uint64_t op_id) {
     if (it == ops_.end()) return;
     std::unique_ptr<Op> op = std::move(it->second);
     ops_.erase(it);
+    priority_activity_.finished(op->options.priority, clock_.now());
     EngineCompletion c{op->options.cookie, op->type, op->error, op->error.is_ok() ? op->length : 0, op->peer};
     push_completion(std::move(c));
 }

@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "config/config.h"
 #include "health/rail_silence.h"
+#include "policy/qos_window.h"
 
 namespace tent {
 
@@ -19,6 +20,7 @@ struct EngineParams {
     int max_failover_attempts = 0;  // per piece; 0 = failover off
     Duration failover_timeout{};    // longest wait for a usable rail
     RailSilenceParams silence;
+    QosWindowParams qos_window;
     static EngineParams from_config(const Config& config);
 };
 

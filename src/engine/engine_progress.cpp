@@ -47,6 +47,7 @@ bool Engine::progress_once() {
     // Through the QoS queue, so a burst is started high priority first.
     for (auto& op : submitted) {
         qos_->push(op->id, op->options.priority);
+        priority_activity_.started(op->options.priority);
         ops_[op->id] = std::move(op);
     }
     while (auto next = qos_->pop()) start_op_by_id(next->id);
@@ -56,7 +57,10 @@ bool Engine::progress_once() {
 
     for (auto& [id, conn] : connections_) {
         Connection& c = *conn;
-        for (std::size_t r = 0; r < c.rails.size(); ++r) busy = drain_rail(c, r) || busy;
+        for (std::size_t r = 0; r < c.rails.size(); ++r) {
+            busy = drain_rail(c, r) || busy;
+            release_held(c, r);  // the window may have opened, or the rail failed
+        }
         read_control(c);
         if (recvs_changed) deliver(c);
     }

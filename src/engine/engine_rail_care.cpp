@@ -173,7 +173,7 @@ void Engine::post_probe(Connection& conn, std::size_t index) {
         declare_failed(slot, slot.last_failure);
         return;
     }
-    inflight_[op.cookie] = Inflight{0, index, 0, now, true};
+    inflight_[op.cookie] = Inflight{0, index, 0, now, true, Priority::High};
     ++slot.inflight_watched;
     slot.last_probe = now;
     ++slot.inflight_ops;

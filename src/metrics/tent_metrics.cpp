@@ -44,6 +44,10 @@ Result<TentMetrics> TentMetrics::create(Registry& r) {
                                  "Errors seen, by class: caller, operation, rail, endpoint, process",
                                  {"class"}),
                     &m.errors_);
+    if (s) s = take(r.counter<2>("tent_qos_held_total",
+                                 "Pieces of lower-priority requests a rail held back while higher-priority work was active",
+                                 {"rail", "priority"}),
+                    &m.qos_held_);
     if (s) s = take(r.gauge<2>("tent_rail_state",
                                "1 for the state a rail is in (healthy, degraded, paused), 0 for the others",
                                {"rail", "state"}),

@@ -4,6 +4,7 @@
 //   tent_rail_pauses_total{rail}                  counter  rails paused after errors or a fault event
 //   tent_rail_recoveries_total{rail,reason}       counter  paused rails back in service, and why
 //   tent_errors_total{class}                      counter  errors by class (caller, operation, rail, ...)
+//   tent_qos_held_total{rail,priority}            counter  pieces held back by a rail's QoS window
 //   tent_rail_state{rail,state}                   gauge    1 for the rail's current state, 0 for the others
 //   tent_rail_health{rail}                        gauge    health score
 //   tent_rail_inflight_bytes{rail}                gauge    bytes posted and not yet completed
@@ -38,6 +39,7 @@ public:
     }
     void error(std::string_view error_class) { errors_->with({error_class}).inc(); }
     void error(Code code) { error(error_class_name(code)); }
+    void qos_held(std::string_view rail, std::string_view priority) { qos_held_->with({rail, priority}).inc(); }
 
     void set_rail_state(std::string_view rail, RailState state);
     void set_rail_health(std::string_view rail, double health) { health_->with({rail}).set(health); }
@@ -56,6 +58,7 @@ private:
     CounterFamily<1>* pauses_ = nullptr;
     CounterFamily<2>* recoveries_ = nullptr;
     CounterFamily<1>* errors_ = nullptr;
+    CounterFamily<2>* qos_held_ = nullptr;
     GaugeFamily<2>* state_ = nullptr;
     GaugeFamily<1>* health_ = nullptr;
     GaugeFamily<1>* inflight_ = nullptr;

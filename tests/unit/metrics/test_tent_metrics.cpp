@@ -20,6 +20,7 @@ Test(tent_metrics, every_event_lands_in_its_family) {
     m->error(Code::RailDown);
     m->error(Code::Timeout);
     m->error(Code::TransportError);
+    m->qos_held("mlx5_0:1", "low");
     m->set_rail_state("mlx5_0:1", RailState::Degraded);
     m->set_rail_health("mlx5_0:1", 900);
     m->inflight_bytes_series("mlx5_0:1").add(65536);
@@ -40,6 +41,9 @@ Test(tent_metrics, every_event_lands_in_its_family) {
         "# TYPE tent_errors_total counter\n"
         "tent_errors_total{class=\"operation\"} 1\n"
         "tent_errors_total{class=\"rail\"} 2\n"
+        "# HELP tent_qos_held_total Pieces of lower-priority requests a rail held back while higher-priority work was active\n"
+        "# TYPE tent_qos_held_total counter\n"
+        "tent_qos_held_total{rail=\"mlx5_0:1\",priority=\"low\"} 1\n"
         "# HELP tent_rail_state 1 for the state a rail is in (healthy, degraded, paused), 0 for the others\n"
         "# TYPE tent_rail_state gauge\n"
         "tent_rail_state{rail=\"mlx5_0:1\",state=\"degraded\"} 1\n"

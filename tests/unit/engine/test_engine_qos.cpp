@@ -1,0 +1,117 @@
+// The QoS window in the engine: while higher-priority work is active, a
+// rail keeps at most qos_window bytes of lower-priority work in flight and
+// cuts those transfers into window-sized pieces; otherwise bulk transfers
+// keep their chunks and depth. Every byte is checked either way.
+#include <criterion/criterion.h>
+
+#include <algorithm>
+
+#include "engine_pair.h"
+#include "metrics/prometheus_text.h"
+
+using namespace tent;
+using namespace tent::test;
+
+namespace {
+
+constexpr std::uint64_t kWindow = 64 * 1024;
+constexpr std::uint64_t kChunk = 256 * 1024;
+constexpr int kWrites = 8;
+constexpr std::size_t kWriteSize = 1u << 20;
+
+Config qos_config(const char* window, const char* hold_ms) {
+    Config c = loopback_config();
+    (void)c.set(Knob::ChunkSize, "256K", api_source());
+    (void)c.set(Knob::QosWindow, window, api_source());
+    (void)c.set(Knob::QosWindowHoldMs, hold_ms, api_source());
+    return c;
+}
+
+struct Outcome {
+    std::uint64_t rail_ops = 0;         // data operations on the one rail
+    std::uint64_t max_low_inflight = 0;  // largest backlog seen on it
+    double held = 0;                     // tent_qos_held_total, low priority
+};
+
+// One rail, each operation completing after a few progress rounds. With
+// `high_first`, one high-priority write completes before eight low-priority
+// 1 MiB writes are posted at once; all of them are checked byte for byte.
+Outcome run(const Config& config, bool high_first) {
+    Outcome out;
+    EnginePair p(1, {4}, config);
+    cr_assert(p.a && p.b && p.a_to_b);
+    const std::size_t size = kWrites * kWriteSize;
+    std::vector<std::uint8_t> src(size), dst(size, 0);
+    fill(src, 5);
+    auto rs = p.a->register_memory(src.data(), size, wire::kAccessAll);
+    auto rd = p.b->register_memory(dst.data(), size, wire::kAccessAll);
+    cr_assert(rs.is_ok() && rd.is_ok());
+    const auto remote = reinterpret_cast<std::uint64_t>(dst.data());
+    std::uint64_t ops_before = 0;
+    if (high_first) {
+        cr_assert(p.a->post_write(p.a_to_b, src.data(), 4096, handle_bytes(**rd), remote,
+                                  with_cookie(100, Priority::High))
+                      .is_ok());
+        auto c = wait_completions(*p.a, 1);
+        cr_assert(c.size() == 1 && c[0].status.is_ok());
+        for (int i = 0; i < 200 && ops_before == 0; ++i) {
+            for (const auto& s : p.a->rail_stats()) ops_before += s.ops;
+            if (ops_before == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+    for (int i = 0; i < kWrites; ++i)
+        cr_assert(p.a->post_write(p.a_to_b, src.data() + i * kWriteSize, kWriteSize, handle_bytes(**rd),
+                                  remote + i * kWriteSize, with_cookie(i, Priority::Low))
+                      .is_ok());
+    std::vector<EngineCompletion> done;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (done.size() < kWrites && std::chrono::steady_clock::now() < deadline) {
+        for (const auto& s : p.a->rail_stats()) out.max_low_inflight = std::max(out.max_low_inflight, s.inflight_bytes);
+        if (p.a->poll(done, kWrites - done.size()) == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    cr_assert_eq(done.size(), static_cast<std::size_t>(kWrites));
+    for (const auto& c : done) cr_expect(c.status.is_ok(), "%s", c.status.to_string().c_str());
+    cr_expect(dst == src, "every byte of every write");
+    // Statistics are published by the progress thread: wait for the last ones.
+    const std::uint64_t want = ops_before + size / kChunk;
+    for (int i = 0; i < 500; ++i) {
+        out.rail_ops = 0;
+        for (const auto& s : p.a->rail_stats()) out.rail_ops += s.ops;
+        if (out.rail_ops >= want && out.rail_ops > ops_before) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    out.rail_ops -= ops_before;
+    std::string rail = p.a->rail_stats().at(0).name;
+    out.held = p.a->metrics_registry().snapshot().value("tent_qos_held_total", {rail, "low"}, 0);
+    return out;
+}
+
+} // namespace
+
+Test(engine_qos, low_priority_yields_while_high_priority_is_active) {
+    // The high-priority write finished, but within the hold: high is active.
+    Outcome o = run(qos_config("64K", "60000"), true);
+    cr_expect_geq(o.rail_ops, kWrites * kWriteSize / kWindow, "pieces cut to the window: %llu ops",
+                  (unsigned long long)o.rail_ops);
+    cr_expect_gt(o.held, 0, "pieces waited for the window");
+    cr_expect_leq(o.max_low_inflight, kWindow, "backlog %llu bytes", (unsigned long long)o.max_low_inflight);
+}
+
+Test(engine_qos, bulk_keeps_its_chunks_and_depth_when_nothing_higher_is_active) {
+    Outcome o = run(qos_config("64K", "60000"), false);
+    cr_expect_eq(o.rail_ops, kWrites * kWriteSize / kChunk, "whole chunks: %llu ops", (unsigned long long)o.rail_ops);
+    cr_expect_eq(o.held, 0, "nothing held");
+}
+
+Test(engine_qos, the_window_opens_after_the_hold) {
+    // hold 0: the high-priority write is over before the low ones start.
+    Outcome o = run(qos_config("64K", "0"), true);
+    cr_expect_eq(o.rail_ops, kWrites * kWriteSize / kChunk, "whole chunks: %llu ops", (unsigned long long)o.rail_ops);
+    cr_expect_eq(o.held, 0);
+}
+
+Test(engine_qos, window_zero_turns_it_off) {
+    Outcome o = run(qos_config("0", "60000"), true);
+    cr_expect_eq(o.rail_ops, kWrites * kWriteSize / kChunk, "whole chunks: %llu ops", (unsigned long long)o.rail_ops);
+    cr_expect_eq(o.held, 0);
+}
