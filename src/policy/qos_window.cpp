@@ -34,7 +34,7 @@ bool qos_admits(std::uint64_t piece_bytes, std::uint64_t inflight_at_or_below, b
 
 std::uint64_t qos_piece_size(std::uint64_t chunk_size, bool higher_active, const QosWindowParams& params) {
     if (!higher_active || params.window == 0) return chunk_size;
-    return std::min(chunk_size, params.window);
+    return std::min(chunk_size, std::max<std::uint64_t>(1, params.window / 2));
 }
 
 } // namespace tent

@@ -8,8 +8,9 @@
 // `hold`), a rail admits a piece of level p only if the bytes in flight on
 // it at level p and below stay within `window` (one piece is always
 // admitted, so nothing starves), and requests of level p are cut into
-// pieces no larger than the window. With no higher level active the window
-// is open and bulk traffic keeps its full depth.
+// pieces of half the window, so that two of them keep the rail busy. With
+// no higher level active the window is open and bulk traffic keeps its full
+// depth.
 #pragma once
 
 #include <array>
@@ -22,7 +23,7 @@
 namespace tent {
 
 struct QosWindowParams {
-    std::uint64_t window = 256 * 1024;  // 0: no window
+    std::uint64_t window = 128 * 1024;  // 0: no window
     Duration hold{std::chrono::milliseconds(10)};
     static QosWindowParams from_config(const Config& config);
 };
