@@ -237,6 +237,11 @@ TESTS += tests/unit/engine/test_capi
 tests_unit_engine_test_capi_SOURCES = tests/unit/engine/test_capi.c
 tests_unit_engine_test_capi_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_engine_test_capi_LDADD = libtent.la $(CRITERION_LIBS)
+check_PROGRAMS += tests/unit/engine/test_wait
+TESTS += tests/unit/engine/test_wait
+tests_unit_engine_test_wait_SOURCES = tests/unit/engine/test_wait.c
+tests_unit_engine_test_wait_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_wait_LDADD = libtent.la $(CRITERION_LIBS)
 endif
 
 # tcp helper

@@ -15,6 +15,7 @@
  *   tent_post_write(p, buf, len, remote_key, remote_key_len, remote_addr,
  *                   TENT_PRIORITY_MEDIUM, TENT_TRANSPORT_ANY, cookie);
  *   tent_completion_t c[16];
+ *   tent_wait(e, 10);                             // sleep until one is ready (10 ms at most)
  *   int n = tent_poll(e, c, 16);
  *
  * Every function returns TENT_OK or a negative tent_status_t and never
@@ -167,6 +168,11 @@ TENT_API int tent_set_recv_callback(tent_engine_t *engine, tent_recv_cb cb, void
 
 /* Up to max completions into out; returns how many (>= 0) or a status. */
 TENT_API int tent_poll(tent_engine_t *engine, tent_completion_t *out, int max);
+/* Sleeps until a completion is ready for tent_poll() or timeout_ms have
+ * passed (negative: no limit; 0: does not sleep); returns how many are
+ * ready (0 on timeout) or a status. It takes none: call tent_poll() next.
+ * Instead of spinning on tent_poll(), this leaves the CPU to the engine. */
+TENT_API int tent_wait(tent_engine_t *engine, int timeout_ms);
 
 /* Statistics of up to max rails into out; returns the number of rails the
  * engine has (which may exceed max) or a status. */

@@ -23,6 +23,7 @@ namespace tent_bench {
 namespace {
 
 constexpr auto kStallLimit = std::chrono::seconds(30);
+constexpr int kWaitMs = 10;  // longest sleep in tent_wait() between two looks at the clock
 
 int fail(const std::string& what) {
     std::fprintf(stderr, "tent-bench: %s\n", what.c_str());
@@ -139,11 +140,12 @@ int run_client(const Options& o) {
             break;
         } else {
             if (!started && now - run_start > kStallLimit) begin_measuring(now);  // background never completed
-            // Spin: on a virtual machine a sleeping poller lets its CPU go
-            // idle, and waking the engine's threads then costs more than the
-            // CPU this thread takes (measured: 1 MiB writes lost a third of
-            // their bandwidth with 1 us sleeps).
-            std::this_thread::yield();
+            // Nothing to post until something completes: sleep until it does
+            // rather than spin, which takes the CPU the engine's progress
+            // thread needs. The timeout bounds how late the end of the run,
+            // a stall and an unreachable peer are noticed.
+            rc = tent_wait(engine.get(), kWaitMs);
+            if (rc < 0) return fail(std::string("wait: ") + tent_strerror(rc));
         }
     }
     Report& r = main_stream.report();

@@ -3,6 +3,9 @@
 // the C boundary.
 #include "tent/tent.h"
 
+#include <algorithm>
+#include <chrono>
+#include <climits>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -287,6 +290,14 @@ int tent_poll(tent_engine_t* engine, tent_completion_t* out, int max) {
             out[i].peer = engine->peer(done[i].peer);
         }
         return static_cast<int>(done.size());
+    });
+}
+
+int tent_wait(tent_engine_t* engine, int timeout_ms) {
+    return guarded([&]() -> int {
+        if (!engine) return TENT_ERR_INVALID;
+        std::size_t ready = engine->engine->wait(std::chrono::milliseconds(timeout_ms));
+        return static_cast<int>(std::min<std::size_t>(ready, INT_MAX));
     });
 }
 

@@ -187,9 +187,8 @@ Status Engine::submit(std::unique_ptr<Op> op) {
         if (unreachable_.count(op->peer)) return Status(Code::PeerUnreachable, "peer is unreachable");
         op->id = next_op_id_++;
         submitted_.push_back(std::move(op));
+        wake_progress_locked();
     }
-    std::uint64_t one = 1;
-    (void)!::write(wake_fd_.get(), &one, sizeof one);
     return Status::ok();
 }
 
@@ -199,9 +198,8 @@ Status Engine::post_recv(void* buffer, std::uint64_t length, std::uint64_t cooki
         std::lock_guard lock(mutex_);
         recvs_.push_back({buffer, length, cookie});
         recvs_changed_ = true;
+        wake_progress_locked();
     }
-    std::uint64_t one = 1;
-    (void)!::write(wake_fd_.get(), &one, sizeof one);
     return Status::ok();
 }
 
@@ -209,6 +207,7 @@ void Engine::set_recv_callback(RecvCallback callback) {
     std::lock_guard lock(mutex_);
     recv_callback_ = std::move(callback);
     recvs_changed_ = true;
+    wake_progress_locked();
 }
 
 void Engine::set_unreachable_callback(UnreachableCallback callback) {
@@ -227,14 +226,33 @@ std::size_t Engine::poll(std::vector<EngineCompletion>& out, std::size_t max) {
     return n;
 }
 
+std::size_t Engine::wait(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    if (completions_.empty() && timeout != std::chrono::milliseconds::zero()) {
+        ++completion_waiters_;
+        auto ready = [this] { return !completions_.empty(); };
+        if (timeout < std::chrono::milliseconds::zero())
+            completion_ready_.wait(lock, ready);
+        else
+            completion_ready_.wait_for(lock, timeout, ready);
+        --completion_waiters_;
+    }
+    return completions_.size();
+}
+
 std::vector<RailStats> Engine::rail_stats() const {
     std::lock_guard lock(mutex_);
     return stats_;
 }
 
 void Engine::push_completion(EngineCompletion c) {
-    std::lock_guard lock(mutex_);
-    completions_.push_back(std::move(c));
+    bool waiters;
+    {
+        std::lock_guard lock(mutex_);
+        completions_.push_back(std::move(c));
+        waiters = completion_waiters_ > 0;
+    }
+    if (waiters) completion_ready_.notify_all();
 }
 
 } // namespace tent

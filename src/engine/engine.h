@@ -5,6 +5,7 @@
 //   auto peer = (*engine)->connect(peer_blob);            // bounded by connect_timeout_ms
 //   (*engine)->post_write(*peer, buf, len, remote_handle, remote_addr, {.cookie = 7});
 //   (*engine)->poll(out, 16);                             // completions, in any order
+//   (*engine)->wait(std::chrono::milliseconds(10));       // or sleep until one is ready
 //
 // Ownership: the engine owns the providers, the memory registry, every
 // connection and its rails, and one progress thread that drives them, serves
@@ -31,6 +32,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -107,6 +110,9 @@ public:
 
     // Moves up to max completions to out; returns how many.
     std::size_t poll(std::vector<EngineCompletion>& out, std::size_t max);
+    // Sleeps until a completion is ready to poll() or timeout has passed
+    // (negative: no limit, zero: no sleep); returns how many are ready.
+    std::size_t wait(std::chrono::milliseconds timeout);
     std::vector<RailStats> rail_stats() const;
     // Counters and gauges of this engine (tent_metrics.h), for a stats
     // publisher or Prometheus text; updated by the progress thread.
@@ -129,6 +135,9 @@ private:
     void run();
     bool progress_once();
     void wait_for_work(bool busy);
+    // After queuing work for the progress thread, under mutex_: writes
+    // wake_fd_ only when the thread sleeps in poll() and nobody woke it yet.
+    void wake_progress_locked();
     void accept_connections();
     void serve_handshake(UniqueFd fd);
     void add_connection(std::unique_ptr<Connection> conn);
@@ -203,6 +212,10 @@ private:
     std::set<PeerId> peers_;             // every connection ever made
     std::set<PeerId> unreachable_;
     std::deque<EngineCompletion> completions_;
+    // wait() sleeps on it; push_completion() notifies only when someone
+    // waits, so a polling application costs no system call per completion.
+    std::condition_variable completion_ready_;
+    std::size_t completion_waiters_ = 0;
     struct PostedRecv {
         void* buffer;
         std::uint64_t length;
@@ -214,6 +227,11 @@ private:
     UnreachableCallback unreachable_callback_;
     std::vector<RailStats> stats_;  // refreshed by the progress thread
     std::uint64_t next_op_id_ = 1;
+    // The progress thread sleeps in poll() (or is about to): posting
+    // threads write wake_fd_ only then, once per sleep. A busy progress
+    // thread finds new work in submitted_ without a system call.
+    bool progress_asleep_ = false;
+    bool wake_written_ = false;
 
     // Progress thread only.
     std::map<PeerId, std::unique_ptr<Connection>> connections_;
@@ -238,6 +256,12 @@ private:
     std::uint64_t topology_devices_ = 0;                   // every topology device as a mask
     bool fd_less_rails_ = false;
     TimePoint last_gauges_{};
+    // The listeners, device event queues and control sockets are read when
+    // poll() found one readable, else at most every kServiceInterval: on a
+    // busy loop each read would be a failing system call.
+    bool service_due_ = true;
+    TimePoint last_service_{};
+    TimePoint last_monitor_tick_{};
 
     std::atomic<bool> stop_{false};
     std::thread thread_;

@@ -102,9 +102,8 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
         std::lock_guard lock(mutex_);
         peers_.insert(conn_id);
         connecting_.push_back(std::move(conn));
+        wake_progress_locked();
     }
-    std::uint64_t one = 1;
-    (void)!::write(wake_fd_.get(), &one, sizeof one);
     TENT_DEBUG("engine-connect", "connected to %s (%zu rails)", blob->hostname.c_str(), ack->rails.size());
     return conn_id;
 }

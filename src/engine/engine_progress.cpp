@@ -25,10 +25,15 @@ void Engine::run() {
     }
 }
 
+namespace {
+
+// How long the progress thread may go without reading its listeners,
+// device events and control sockets while it is too busy to poll() them.
+constexpr auto kServiceInterval = std::chrono::milliseconds(1);
+
+} // namespace
+
 bool Engine::progress_once() {
-    std::uint64_t drained;
-    while (::read(wake_fd_.get(), &drained, sizeof drained) > 0) {
-    }
     std::deque<std::unique_ptr<Op>> submitted;
     std::vector<std::unique_ptr<Connection>> connected;
     bool recvs_changed;
@@ -41,7 +46,9 @@ bool Engine::progress_once() {
     }
     bool busy = !submitted.empty() || !connected.empty();
     for (auto& c : connected) add_connection(std::move(c));
-    poll_device_events();
+    // A new connection's control socket may already hold frames.
+    const bool service = service_due_ || !connected.empty();
+    if (service) poll_device_events();
     // Waiting pieces first: they were posted before anything new.
     for (auto& [id, conn] : connections_) serve_parked(*conn, clock_.now());
     // Through the QoS queue, so a burst is started high priority first.
@@ -52,8 +59,10 @@ bool Engine::progress_once() {
     }
     while (auto next = qos_->pop()) start_op_by_id(next->id);
 
-    accept_connections();
-    for (auto& p : providers_) p->poll_incoming(*this);
+    if (service) {
+        accept_connections();
+        for (auto& p : providers_) p->poll_incoming(*this);
+    }
 
     for (auto& [id, conn] : connections_) {
         Connection& c = *conn;
@@ -61,12 +70,21 @@ bool Engine::progress_once() {
             busy = drain_rail(c, r) || busy;
             release_held(c, r);  // the window may have opened, or the rail failed
         }
-        read_control(c);
+        if (service) read_control(c);
         if (recvs_changed) deliver(c);
     }
     if (!deferred_.empty()) retry_deferred();
     const TimePoint now = clock_.now();
-    monitor_->tick(now);
+    if (service) {
+        service_due_ = false;
+        last_service_ = now;
+    }
+    // Cooldown expiry and the slow-rail verdict (a median per rail) need
+    // not run on every loop of a busy thread.
+    if (now - last_monitor_tick_ >= kServiceInterval) {
+        monitor_->tick(now);
+        last_monitor_tick_ = now;
+    }
     const std::vector<RailId> due = monitor_->due_probes(now);
     for (auto& [id, conn] : connections_) {
         if (conn->unreachable) continue;
@@ -78,7 +96,22 @@ bool Engine::progress_once() {
 }
 
 void Engine::wait_for_work(bool busy) {
+    if (clock_.now() - last_service_ >= kServiceInterval) service_due_ = true;
     if (busy) return;
+    // About to sleep: arm every rail, then look once more, so a completion
+    // that came between the last look and the arming is not slept through.
+    bool found = false;
+    for (auto& [id, conn] : connections_)
+        for (auto& r : conn->rails) r.rail.rail->prepare_to_wait();
+    for (auto& [id, conn] : connections_)
+        for (std::size_t r = 0; r < conn->rails.size(); ++r) found = drain_rail(*conn, r) || found;
+    if (found) return;
+    {
+        std::lock_guard lock(mutex_);
+        if (!submitted_.empty() || !connecting_.empty() || recvs_changed_) return;
+        progress_asleep_ = true;
+    }
+
     std::vector<pollfd> fds;
     fds.push_back({wake_fd_.get(), POLLIN, 0});
     fds.push_back({listen_fd_.get(), POLLIN, 0});
@@ -91,6 +124,9 @@ void Engine::wait_for_work(bool busy) {
     for (auto& [id, conn] : connections_) {
         waiting = waiting || !conn->parked.empty() || !conn->syncs.empty();
         if (!conn->unreachable) fds.push_back({conn->control.get(), POLLIN, 0});
+    }
+    const std::size_t service_end = fds.size();  // descriptors read when service_due_
+    for (auto& [id, conn] : connections_) {
         for (auto& r : conn->rails) {
             const Rail& rail = *r.rail.rail;
             if (rail.wait_fd() >= 0)
@@ -107,6 +143,26 @@ void Engine::wait_for_work(bool busy) {
         timeout_ms = static_cast<int>(std::clamp<long long>(until, 0, timeout_ms));
     }
     (void)::poll(fds.data(), fds.size(), timeout_ms);
+    {
+        std::lock_guard lock(mutex_);
+        progress_asleep_ = false;
+        wake_written_ = false;
+    }
+    // Drained whenever it is readable: a wake-up written just after the
+    // poll returned is then taken at the next sleep.
+    if (fds[0].revents & POLLIN) {
+        std::uint64_t drained;
+        while (::read(wake_fd_.get(), &drained, sizeof drained) > 0) {
+        }
+    }
+    for (std::size_t i = 1; i < service_end && !service_due_; ++i) service_due_ = fds[i].revents != 0;
+}
+
+void Engine::wake_progress_locked() {
+    if (!progress_asleep_ || wake_written_) return;
+    wake_written_ = true;
+    std::uint64_t one = 1;
+    (void)!::write(wake_fd_.get(), &one, sizeof one);
 }
 
 void Engine::accept_connections() {

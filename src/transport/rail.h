@@ -82,6 +82,12 @@ public:
     // A file descriptor that becomes readable when progress() has work
     // (completion channel, socket); -1 if the rail must be polled.
     virtual int wait_fd() const = 0;
+    // The caller is about to sleep on wait_fd(): make it report work that
+    // arrives from now on (verbs: arm the completion queue, which costs
+    // system calls, so it is not done on every progress()). Then call
+    // progress() once more before sleeping: work that arrived before this
+    // call need not make wait_fd() readable.
+    virtual void prepare_to_wait() {}
     // Outgoing bytes are queued: the caller also waits for wait_fd() to
     // become writable.
     virtual bool wants_write() const { return false; }

@@ -277,11 +277,15 @@ Status VerbsRail::post(const RailOp& op) {
     return Status::ok();
 }
 
+void VerbsRail::prepare_to_wait() {
+    if (Status s = cq_->arm(); !s) TENT_WARN("verbs arm failed", "%s", s.message().c_str());
+}
+
 void VerbsRail::progress(std::vector<RailCompletion>& done,
                          const std::function<void(const RailMessage&)>& on_message) {
-    // Arm first, then drain: a completion that lands after the last poll
-    // makes wait_fd readable.
-    if (Status s = cq_->arm(); !s) TENT_WARN("verbs arm failed", "%s", s.message().c_str());
+    // No arming here: it takes a system call or two (the channel read, the
+    // notify request) and most calls find work; prepare_to_wait() arms
+    // only before the caller sleeps.
     ibv_wc wcs[kPollBatch];
     for (;;) {
         int n = ibv_poll_cq(cq_->cq(), kPollBatch, wcs);

@@ -6,7 +6,9 @@
 //   // from the peer's blob: remote_rail_info(peer_hca, peer_qpn) (verbs_address.h)
 //   (*rail)->connect(*remote, "peer mlx5_1:1");
 //   (*rail)->post(op);                       // Write/Read/Send/Probe
-//   (*rail)->progress(done, on_message);     // when wait_fd() is readable
+//   (*rail)->progress(done, on_message);     // until it finds nothing, then
+//   (*rail)->prepare_to_wait();              // arm, progress() once more and
+//   poll(wait_fd())                          // sleep only if that found nothing
 //
 // Life cycle: create() makes the QP (RESET -> INIT) and pre-posts the
 // receive ring; local_info() goes to the peer over the control channel;
@@ -99,6 +101,9 @@ public:
     void progress(std::vector<RailCompletion>& done,
                   const std::function<void(const RailMessage&)>& on_message) override;
     int wait_fd() const override { return cq_->wait_fd(); }
+    // Arms the completion queue: wait_fd() turns readable at the next
+    // completion (send or receive).
+    void prepare_to_wait() override;
 
     // Bytes of framing in front of a Send's header.
     static constexpr std::uint32_t kFraming = 4;

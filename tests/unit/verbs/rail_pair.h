@@ -86,6 +86,8 @@ struct RailPair {
             if (done_a.size() >= want_a && done_b.size() >= want_b) return true;
             auto now = std::chrono::steady_clock::now();
             if (now >= deadline) return false;
+            a.rail->prepare_to_wait();  // the next completion wakes the poll below
+            b.rail->prepare_to_wait();
             pollfd fds[2] = {{a.rail->wait_fd(), POLLIN, 0}, {b.rail->wait_fd(), POLLIN, 0}};
             poll(fds, 2, 10);  // short: wakeups also come from the timeouts of simverbs itself
         }
@@ -96,6 +98,8 @@ struct RailPair {
         while (received_b.size() < messages) {
             if (std::chrono::steady_clock::now() >= deadline) return false;
             run_until(0, 0, std::chrono::milliseconds(0));
+            a.rail->prepare_to_wait();  // the next completion wakes the poll below
+            b.rail->prepare_to_wait();
             pollfd fds[2] = {{a.rail->wait_fd(), POLLIN, 0}, {b.rail->wait_fd(), POLLIN, 0}};
             poll(fds, 2, 10);
         }

@@ -24,6 +24,8 @@ void progress_sender_only(RailPair& p, std::chrono::milliseconds d) {
     auto end = std::chrono::steady_clock::now() + d;
     while (std::chrono::steady_clock::now() < end) {
         p.a.rail->progress(p.done_a, nullptr);
+        p.a.rail->prepare_to_wait();
+        p.a.rail->progress(p.done_a, nullptr);
         readable(p.a.rail->wait_fd(), 5);
     }
 }
@@ -45,7 +47,8 @@ TestSuite(verbs_flow, .init = setup, .fini = remove_fabric, .timeout = 60);
 Test(verbs_flow, wait_fd_becomes_readable_when_an_op_completes) {
     RailPair p(params_with({}), 1u << 16);
     for (std::uint64_t round = 1; round <= 3; ++round) {
-        p.a.rail->progress(p.done_a, nullptr);  // drains and re-arms
+        p.a.rail->prepare_to_wait();  // arms: the next completion wakes
+        p.a.rail->progress(p.done_a, nullptr);
         cr_expect_not(readable(p.a.rail->wait_fd(), 0), "round %llu: readable with nothing posted",
                       static_cast<unsigned long long>(round));
         Status s = p.a.rail->post(op(round, RailOpcode::Write, p.a.buf.data(), 4096, p.a.mr->lkey(),
@@ -59,6 +62,7 @@ Test(verbs_flow, wait_fd_becomes_readable_when_an_op_completes) {
         cr_expect_eq(p.done_a.back().cookie, round);
     }
     // The receiver's fd wakes for an arriving message too.
+    p.b.rail->prepare_to_wait();
     p.b.rail->progress(p.done_b, nullptr);
     RailOp send = op(9, RailOpcode::Send, p.a.buf.data(), 10, p.a.mr->lkey());
     cr_assert(p.a.rail->post(send).is_ok());

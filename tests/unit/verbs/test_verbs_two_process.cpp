@@ -94,6 +94,7 @@ int child_main(int sock) {
             intact += ok;
             ++got;
         });
+        (*rail)->prepare_to_wait();
         pollfd p{(*rail)->wait_fd(), POLLIN, 0};
         poll(&p, 1, 10);
     }
@@ -142,6 +143,7 @@ Test(verbs_two_process, write_read_send_between_processes) {
         auto deadline = std::chrono::steady_clock::now() + 20s;
         while (done.size() < n && std::chrono::steady_clock::now() < deadline) {
             (*rail)->progress(done, nullptr);
+            (*rail)->prepare_to_wait();
             pollfd p{(*rail)->wait_fd(), POLLIN, 0};
             poll(&p, 1, 10);
         }
