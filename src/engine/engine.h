@@ -231,6 +231,7 @@ private:
     // threads write wake_fd_ only then, once per sleep. A busy progress
     // thread finds new work in submitted_ without a system call.
     bool progress_asleep_ = false;
+    TimePoint last_busy_{};  // last turn that found work, or had none in flight
     bool wake_written_ = false;
 
     // Progress thread only.

@@ -12,6 +12,7 @@ EngineParams EngineParams::from_config(const Config& config) {
     p.max_failover_attempts = static_cast<int>(config.get_int(Knob::MaxFailoverAttempts));
     p.failover_timeout = std::chrono::milliseconds(config.get_int(Knob::FailoverTimeoutMs));
     p.silence = RailSilenceParams::from_config(config);
+    p.progress_spin = std::chrono::microseconds(config.get_int(Knob::ProgressSpinUs));
     p.qos_window = QosWindowParams::from_config(config);
     return p;
 }

@@ -19,6 +19,7 @@ struct EngineParams {
     Duration connect_timeout{};
     int max_failover_attempts = 0;  // per piece; 0 = failover off
     Duration failover_timeout{};    // longest wait for a usable rail
+    Duration progress_spin{};       // polling with work in flight before sleeping
     RailSilenceParams silence;
     QosWindowParams qos_window;
     static EngineParams from_config(const Config& config);

@@ -96,8 +96,14 @@ bool Engine::progress_once() {
 }
 
 void Engine::wait_for_work(bool busy) {
-    if (clock_.now() - last_service_ >= kServiceInterval) service_due_ = true;
+    const TimePoint now = clock_.now();
+    if (now - last_service_ >= kServiceInterval) service_due_ = true;
+    if (busy || inflight_.empty()) last_busy_ = now;
     if (busy) return;
+    // With work in flight, a completion is usually microseconds away: look
+    // again rather than pay a sleep and a wake-up per completion (a fifth
+    // of the bandwidth of 64 KiB writes on simulated HCAs).
+    if (now - last_busy_ < params_.progress_spin) return;
     // About to sleep: arm every rail, then look once more, so a completion
     // that came between the last look and the arming is not slept through.
     bool found = false;
@@ -105,7 +111,10 @@ void Engine::wait_for_work(bool busy) {
         for (auto& r : conn->rails) r.rail.rail->prepare_to_wait();
     for (auto& [id, conn] : connections_)
         for (std::size_t r = 0; r < conn->rails.size(); ++r) found = drain_rail(*conn, r) || found;
-    if (found) return;
+    if (found) {
+        refresh_stats();  // as after any turn that found work
+        return;
+    }
     {
         std::lock_guard lock(mutex_);
         if (!submitted_.empty() || !connecting_.empty() || recvs_changed_) return;
