@@ -100,9 +100,8 @@ void Engine::wait_for_work(bool busy) {
     if (now - last_service_ >= kServiceInterval) service_due_ = true;
     if (busy || inflight_.empty()) last_busy_ = now;
     if (busy) return;
-    // With work in flight, a completion is usually microseconds away: look
-    // again rather than pay a sleep and a wake-up per completion (a fifth
-    // of the bandwidth of 64 KiB writes on simulated HCAs).
+    // With work in flight a completion is usually microseconds away: when
+    // asked to, look again rather than pay a sleep and a wake-up for it.
     if (now - last_busy_ < params_.progress_spin) return;
     // About to sleep: arm every rail, then look once more, so a completion
     // that came between the last look and the arming is not slept through.

@@ -23,7 +23,7 @@
 namespace tent {
 
 struct QosWindowParams {
-    std::uint64_t window = 128 * 1024;  // 0: no window
+    std::uint64_t window = 64 * 1024;  // 0: no window
     Duration hold{std::chrono::milliseconds(10)};
     static QosWindowParams from_config(const Config& config);
 };

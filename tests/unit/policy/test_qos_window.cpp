@@ -26,7 +26,7 @@ QosWindowParams params(std::uint64_t window = 128 * 1024, Duration hold = millis
 Test(qos_window, defaults_come_from_the_knob_table) {
     Config config;
     QosWindowParams p = QosWindowParams::from_config(config);
-    cr_expect_eq(p.window, 128u * 1024);
+    cr_expect_eq(p.window, 64u * 1024);
     cr_expect(p.hold == milliseconds(10));
 }
 
