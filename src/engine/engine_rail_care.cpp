@@ -73,11 +73,14 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
                 if (slot.last_failure.empty()) slot.last_failure = "failed";
                 break;
             }
-            // A probe carries no data: waiting longer for it costs the
-            // application nothing, while declaring it silent on a loaded
-            // machine starts another re-arm and counts towards a pause.
+            // The probe that ends a re-arm carries no data: waiting longer
+            // for it costs the application nothing, while declaring it
+            // silent on a loaded machine starts another re-arm and counts
+            // towards a pause. (Probes of rails that waiting pieces may
+            // use keep the short limit: they decide how soon a peer is
+            // found unreachable.)
             if (failover_on() && rdma && slot.silence.silent(now, params_.silence) &&
-                ((stalled <= 1 && slot.care != RailCare::Probing) ||
+                ((stalled <= 1 && !(slot.care == RailCare::Probing && slot.care_nonce != 0)) ||
                  slot.silence.silent_for(now) > 4 * slot.silence.limit(params_.silence))) {
                 auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(slot.silence.silent_for(now)).count();
                 std::string why = "no completion for " + std::to_string(ms) + " ms with " +
