@@ -231,7 +231,6 @@ private:
     // threads write wake_fd_ only then, once per sleep. A busy progress
     // thread finds new work in submitted_ without a system call.
     bool progress_asleep_ = false;
-    TimePoint last_busy_{};  // last turn that found work, or had none in flight
     bool wake_written_ = false;
 
     // Progress thread only.
@@ -263,6 +262,7 @@ private:
     bool service_due_ = true;
     TimePoint last_service_{};
     TimePoint last_monitor_tick_{};
+    TimePoint last_busy_{};  // last turn that found work, or had none in flight (progress_spin)
 
     std::atomic<bool> stop_{false};
     std::thread thread_;

@@ -274,13 +274,11 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
         }
     }
     auto op_it = ops_.find(f.op);
-    if (op_it != ops_.end()) {  // else already failed (peer unreachable)
-        Op& op = *op_it->second;
-        --op.outstanding;
-        if (!c.status.is_ok()) piece_failed(conn, op, f.chunk, rail, c.status);
-        if (ops_.count(f.op)) advance(op);
-    }
-    release_held(conn, rail);
+    if (op_it == ops_.end()) return;  // already failed (peer unreachable)
+    Op& op = *op_it->second;
+    --op.outstanding;
+    if (!c.status.is_ok()) piece_failed(conn, op, f.chunk, rail, c.status);
+    if (ops_.count(f.op)) advance(op);
 }
 
 bool Engine::higher_priority_active(const Op& op, TimePoint now) const {

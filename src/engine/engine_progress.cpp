@@ -68,7 +68,9 @@ bool Engine::progress_once() {
         Connection& c = *conn;
         for (std::size_t r = 0; r < c.rails.size(); ++r) {
             busy = drain_rail(c, r) || busy;
-            release_held(c, r);  // the window may have opened, or the rail failed
+            // What the completions made room for, or the window opened,
+            // or the rail failed (its pieces then move elsewhere).
+            release_held(c, r);
         }
         if (service) read_control(c);
         if (recvs_changed) deliver(c);

@@ -62,6 +62,14 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
         Rail& rail = *slot.rail.rail;
         const bool rdma = rail.kind() == TransportKind::Rdma;
         monitor_->set_lossy(slot.monitor_id, rail.lossy(), now);
+        // Four times the limit when several rails stall together (see
+        // above), and for the probe that ends a re-arm: it carries no
+        // data, so waiting longer costs the application nothing, while
+        // declaring it silent on a loaded machine starts another re-arm
+        // and counts towards a pause. (Probes of rails that waiting
+        // pieces may use keep the short limit: they decide how soon a
+        // peer is found unreachable.)
+        const bool patient = stalled > 1 || (slot.care == RailCare::Probing && slot.care_nonce != 0);
         switch (slot.care) {
         case RailCare::InUse:
         case RailCare::Probing:
@@ -73,15 +81,8 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
                 if (slot.last_failure.empty()) slot.last_failure = "failed";
                 break;
             }
-            // The probe that ends a re-arm carries no data: waiting longer
-            // for it costs the application nothing, while declaring it
-            // silent on a loaded machine starts another re-arm and counts
-            // towards a pause. (Probes of rails that waiting pieces may
-            // use keep the short limit: they decide how soon a peer is
-            // found unreachable.)
             if (failover_on() && rdma && slot.silence.silent(now, params_.silence) &&
-                ((stalled <= 1 && !(slot.care == RailCare::Probing && slot.care_nonce != 0)) ||
-                 slot.silence.silent_for(now) > 4 * slot.silence.limit(params_.silence))) {
+                (!patient || slot.silence.silent_for(now) > 4 * slot.silence.limit(params_.silence))) {
                 auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(slot.silence.silent_for(now)).count();
                 std::string why = "no completion for " + std::to_string(ms) + " ms with " +
                                   std::to_string(slot.inflight_watched) + " operations outstanding";
