@@ -66,6 +66,16 @@ bool fill_sun(sockaddr_un* sa, const std::string& path) {
 }
 
 // Is someone listening on this socket path? (false also for a stale file)
+// A socket file made in the last few seconds may belong to a process
+// between its bind() and its listen(), which refuses connections too.
+bool made_recently(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return false;
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return now.tv_sec - st.st_ctim.tv_sec < 5;
+}
+
 bool path_alive(const std::string& path) {
   sockaddr_un sa;
   if (!fill_sun(&sa, path)) return false;
@@ -74,7 +84,7 @@ bool path_alive(const std::string& path) {
   if (fd < 0) return true;
   bool alive = connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0 || errno != ECONNREFUSED;
   close(fd);
-  return alive;
+  return alive || made_recently(path);
 }
 
 // Bind a listening socket at path, replacing a stale one. -1 if it is in use.
