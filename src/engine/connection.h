@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/send_reassembler.h"
+#include "metrics/metric.h"
 #include "common/unique_fd.h"
 #include "health/rail_events.h"
 #include "health/rail_silence.h"
@@ -49,6 +50,8 @@ struct RailSlot {
     std::uint64_t inflight_bytes = 0;
     std::array<std::uint64_t, kPriorityCount> inflight_by_priority{};  // the part of inflight_bytes per level
     std::array<std::deque<HeldPiece>, kPriorityCount> held;  // by level, FIFO within one
+    // tent_qos_held_total{rail,level}, looked up on first use: counted per held piece.
+    std::array<Counter*, kPriorityCount> held_counters{};
     double ewma_bw = 0.0;      // bytes/s, 0 = not measured yet
     std::uint64_t ops = 0, bytes = 0, errors = 0, failovers = 0;
     // Failover layer.

@@ -184,7 +184,9 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
                                   higher_priority_active(op, clock_.now()), params_.qos_window)) {
             slot.held[li].push_back({op.id, index});
             ++op.held;
-            metrics_->qos_held(slot.rail.rail->name(), priority_name(level));
+            Counter*& held = slot.held_counters[li];
+            if (!held) held = &metrics_->qos_held_series(slot.rail.rail->name(), priority_name(level));
+            held->inc();
             return;
         }
     }

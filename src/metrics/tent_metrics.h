@@ -39,7 +39,10 @@ public:
     }
     void error(std::string_view error_class) { errors_->with({error_class}).inc(); }
     void error(Code code) { error(error_class_name(code)); }
-    void qos_held(std::string_view rail, std::string_view priority) { qos_held_->with({rail, priority}).inc(); }
+    // Stable for the registry's life: a caller may keep it.
+    Counter& qos_held_series(std::string_view rail, std::string_view priority) {
+        return qos_held_->with({rail, priority});
+    }
 
     void set_rail_state(std::string_view rail, RailState state);
     void set_rail_health(std::string_view rail, double health) { health_->with({rail}).set(health); }

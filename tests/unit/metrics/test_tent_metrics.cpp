@@ -20,7 +20,7 @@ Test(tent_metrics, every_event_lands_in_its_family) {
     m->error(Code::RailDown);
     m->error(Code::Timeout);
     m->error(Code::TransportError);
-    m->qos_held("mlx5_0:1", "low");
+    m->qos_held_series("mlx5_0:1", "low").inc();
     m->set_rail_state("mlx5_0:1", RailState::Degraded);
     m->set_rail_health("mlx5_0:1", 900);
     m->inflight_bytes_series("mlx5_0:1").add(65536);
