@@ -65,7 +65,6 @@ bool fill_sun(sockaddr_un* sa, const std::string& path) {
   return true;
 }
 
-// Is someone listening on this socket path? (false also for a stale file)
 // A socket file made in the last few seconds may belong to a process
 // between its bind() and its listen(), which refuses connections too.
 bool made_recently(const std::string& path) {
@@ -76,6 +75,7 @@ bool made_recently(const std::string& path) {
   return now.tv_sec - st.st_ctim.tv_sec < 5;
 }
 
+// Is someone listening on this socket path? (false also for a stale file)
 bool path_alive(const std::string& path) {
   sockaddr_un sa;
   if (!fill_sun(&sa, path)) return false;
