@@ -262,7 +262,7 @@ private:
     bool service_due_ = true;
     TimePoint last_service_{};
     TimePoint last_monitor_tick_{};
-    TimePoint last_busy_{};  // last turn that found work, or had none in flight (progress_spin)
+    TimePoint last_busy_{};  // last turn that found work (progress_spin)
 
     std::atomic<bool> stop_{false};
     std::thread thread_;

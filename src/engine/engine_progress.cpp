@@ -100,11 +100,14 @@ bool Engine::progress_once() {
 void Engine::wait_for_work(bool busy) {
     const TimePoint now = clock_.now();
     if (now - last_service_ >= kServiceInterval) service_due_ = true;
-    if (busy || inflight_.empty()) last_busy_ = now;
-    if (busy) return;
+    if (busy) {
+        last_busy_ = now;
+        return;
+    }
     // With work in flight a completion is usually microseconds away: when
     // asked to, look again rather than pay a sleep and a wake-up for it.
-    if (now - last_busy_ < params_.progress_spin) return;
+    // With none in flight nothing is coming: an idle engine never spins.
+    if (!inflight_.empty() && now - last_busy_ < params_.progress_spin) return;
     // About to sleep: arm every rail, then look once more, so a completion
     // that came between the last look and the arming is not slept through.
     bool found = false;

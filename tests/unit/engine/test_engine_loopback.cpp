@@ -3,6 +3,7 @@
 // delivered exactly once, in order; bad remote accesses and broken rails
 // complete with an error; a peer going away is reported.
 #include <criterion/criterion.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <cstring>
@@ -200,6 +201,48 @@ Test(engine_loopback, striped_writes_survive_a_failing_rail) {
     }
     std::string text = render_prometheus(p.a->metrics_registry().snapshot());
     cr_expect(text.find("tent_transport_failover_total{") != std::string::npos, "%s", text.c_str());
+}
+
+namespace {
+
+std::chrono::microseconds process_cpu_time() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    auto us = [](const timeval& t) { return std::chrono::seconds(t.tv_sec) + std::chrono::microseconds(t.tv_usec); };
+    return std::chrono::duration_cast<std::chrono::microseconds>(us(u.ru_utime) + us(u.ru_stime));
+}
+
+} // namespace
+
+Test(engine_loopback, progress_spin_polls_only_while_operations_are_in_flight) {
+    // A one-second spin, one completed write, then nothing in flight: the
+    // progress threads must sleep, not poll for a completion that cannot come.
+    Config c = loopback_config();
+    (void)c.set(Knob::ProgressSpinUs, "1000000", api_source());
+    EnginePair p(1, {0}, c);
+    cr_assert(p.a && p.b && p.a_to_b);
+    std::vector<std::uint8_t> src(4096), dst(4096, 0);
+    fill(src, 5);
+    auto rs = p.a->register_memory(src.data(), src.size(), wire::kAccessAll);
+    auto rd = p.b->register_memory(dst.data(), dst.size(), wire::kAccessAll);
+    cr_assert(rs.is_ok() && rd.is_ok());
+    cr_assert(p.a->post_write(p.a_to_b, src.data(), src.size(), handle_bytes(**rd),
+                              reinterpret_cast<std::uint64_t>(dst.data()), with_cookie(1))
+                  .is_ok());
+    auto done = wait_completions(*p.a, 1);
+    cr_assert_eq(done.size(), 1u);
+    cr_assert(done[0].status.is_ok());
+    cr_expect(dst == src);
+    const auto wall = std::chrono::milliseconds(400);
+    const auto before = process_cpu_time();
+    std::this_thread::sleep_for(wall);
+    const auto used = process_cpu_time() - before;
+    // Two spinning threads would use up to twice the wall time; sleeping
+    // ones wake every millisecond (loopback rails have no descriptor) for
+    // a few microseconds.
+    cr_expect_lt(used, wall / 4, "the idle engines used %lld us of CPU in %lld us",
+                 static_cast<long long>(used.count()),
+                 static_cast<long long>(std::chrono::microseconds(wall).count()));
 }
 
 Test(engine_loopback, send_into_posted_buffers_from_passive_side) {
