@@ -18,9 +18,8 @@ using namespace tent::test;
 namespace {
 
 Config two_rail_config() {
-    Config c;
+    Config c = loopback_control_config();
     Source api = api_source();
-    (void)c.set(Knob::ControlAddress, "127.0.0.1", api);
     (void)c.set(Knob::TcpRailAddresses, "127.0.0.1,127.0.0.2", api);
     (void)c.set(Knob::ConnectTimeoutMs, "3000", api);
     return c;

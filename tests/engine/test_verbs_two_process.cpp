@@ -13,9 +13,8 @@ namespace tent::test {
 namespace {
 
 Config verbs_config() {
-    Config c;
+    Config c = loopback_control_config();
     Source api = api_source();
-    (void)c.set(Knob::ControlAddress, "127.0.0.1", api);
     (void)c.set(Knob::ConnectTimeoutMs, "5000", api);
     // A data test, not a timeout test: an ACK timer a loaded machine cannot
     // outrun (4.096 us x 2^17 x 8 tries = 4.3 s).

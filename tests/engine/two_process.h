@@ -31,6 +31,13 @@ constexpr std::size_t kTwoProcessMax = 16u << 20;
 inline constexpr std::uint64_t kTwoProcessSizes[] = {1, 3, 4096, 65536, 262145, 1u << 20, (4u << 20) + 5,
                                                      kTwoProcessMax};
 
+// What both tests' configurations start from: the control channel on loopback.
+inline Config loopback_control_config() {
+    Config c;
+    (void)c.set(Knob::ControlAddress, "127.0.0.1", api_source());
+    return c;
+}
+
 // An engine with the default providers (TCP, and verbs when devices exist).
 inline std::unique_ptr<Engine> make_engine(const Config& config) {
     auto providers = make_default_providers(config);
