@@ -291,7 +291,8 @@ endif
 if ENABLE_TESTS
 check_PROGRAMS += tests/engine/test_tcp_two_process
 TESTS += tests/engine/test_tcp_two_process
-tests_engine_test_tcp_two_process_SOURCES = tests/engine/test_tcp_two_process.cpp
+tests_engine_test_tcp_two_process_SOURCES = tests/engine/test_tcp_two_process.cpp \
+	tests/engine/two_process.h tests/unit/engine/engine_pair.h
 tests_engine_test_tcp_two_process_CPPFLAGS = $(TEST_CFLAGS)
 tests_engine_test_tcp_two_process_LDADD = $(TEST_LIBS)
 endif
@@ -342,7 +343,8 @@ endif
 if ENABLE_TESTS
 check_PROGRAMS += tests/engine/test_verbs_two_process
 TESTS += tests/engine/test_verbs_two_process
-tests_engine_test_verbs_two_process_SOURCES = tests/engine/test_verbs_two_process.cpp
+tests_engine_test_verbs_two_process_SOURCES = tests/engine/test_verbs_two_process.cpp \
+	tests/engine/two_process.h tests/unit/engine/engine_pair.h tests/unit/verbs/simverbs_env.h
 tests_engine_test_verbs_two_process_CPPFLAGS = $(VERBS_TEST_CFLAGS)
 tests_engine_test_verbs_two_process_LDADD = $(TEST_LIBS)
 endif

@@ -63,10 +63,11 @@ inline PostOptions with_cookie(std::uint64_t cookie, Priority priority = Priorit
     return o;
 }
 
-// Waits (bounded: 10 s) until `want` completions arrived on e.
-inline std::vector<EngineCompletion> wait_completions(Engine& e, std::size_t want) {
+// Waits (bounded by limit) until `want` completions arrived on e.
+inline std::vector<EngineCompletion> wait_completions(Engine& e, std::size_t want,
+                                                      std::chrono::milliseconds limit = std::chrono::seconds(10)) {
     std::vector<EngineCompletion> out;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    auto deadline = std::chrono::steady_clock::now() + limit;
     while (out.size() < want && std::chrono::steady_clock::now() < deadline) {
         if (e.poll(out, want - out.size()) == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
