@@ -36,6 +36,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,6 +68,7 @@ namespace tent {
 struct Connection;
 struct RailSlot;
 struct Op;
+struct ParkedPiece;
 class RailMonitor;
 class QosQueue;
 
@@ -165,6 +167,7 @@ private:
     void piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size_t rail, const Status& why);
     void place_piece(Connection& conn, Op& op, std::size_t chunk, const Status& last_failure = Status::ok());
     void park(Connection& conn, Op& op, std::size_t chunk);
+    void take_parked(Connection& conn, const std::function<void(Op&, const ParkedPiece&)>& each);
     void serve_parked(Connection& conn, TimePoint now);
     void fail_parked(Connection& conn, TimePoint now);
     std::string rails_report(const Connection& conn, TimePoint now) const;

@@ -113,6 +113,21 @@ void Engine::park(Connection& conn, Op& op, std::size_t chunk) {
     ++op.waiting;
 }
 
+// Empties conn's parking; each piece whose op still exists stops waiting,
+// goes to `each`, and its op then moves on (finishes if nothing is left).
+void Engine::take_parked(Connection& conn, const std::function<void(Op&, const ParkedPiece&)>& each) {
+    std::deque<ParkedPiece> batch;
+    batch.swap(conn.parked);
+    for (const ParkedPiece& p : batch) {
+        auto it = ops_.find(p.op);
+        if (it == ops_.end()) continue;
+        Op& op = *it->second;
+        --op.waiting;
+        each(op, p);
+        if (ops_.count(p.op)) advance(op);
+    }
+}
+
 // Parked pieces and ops try again whenever a rail to their peer is usable;
 // after failover_timeout_ms without one, they fail.
 void Engine::serve_parked(Connection& conn, TimePoint now) {
@@ -121,21 +136,13 @@ void Engine::serve_parked(Connection& conn, TimePoint now) {
     for (const auto& s : conn.rails) any_usable = any_usable || usable(s);
     if (any_usable) {
         const TimePoint since = conn.parked_since;
-        std::deque<ParkedPiece> batch;
-        batch.swap(conn.parked);
-        for (const ParkedPiece& p : batch) {
-            auto it = ops_.find(p.op);
-            if (it == ops_.end()) continue;
-            Op& op = *it->second;
-            --op.waiting;
-            if (op.error.is_ok()) {
-                if (p.chunk == kWholeOp)
-                    start_planned(conn, op);
-                else
-                    place_piece(conn, op, p.chunk);
-            }
-            if (ops_.count(p.op)) advance(op);
-        }
+        take_parked(conn, [&](Op& op, const ParkedPiece& p) {
+            if (!op.error.is_ok()) return;
+            if (p.chunk == kWholeOp)
+                start_planned(conn, op);
+            else
+                place_piece(conn, op, p.chunk);
+        });
         if (!conn.parked.empty()) conn.parked_since = std::min(since, conn.parked_since);
     }
     if (!conn.parked.empty() && now - conn.parked_since >= params_.failover_timeout) fail_parked(conn, now);
@@ -146,16 +153,9 @@ void Engine::fail_parked(Connection& conn, TimePoint now) {
                                           std::to_string(ms_between(conn.parked_since, now)) + " ms; " +
                                           rails_report(conn, now));
     TENT_WARN("peer unreachable", "%s", why.message().c_str());
-    std::deque<ParkedPiece> batch;
-    batch.swap(conn.parked);
-    for (const ParkedPiece& p : batch) {
-        auto it = ops_.find(p.op);
-        if (it == ops_.end()) continue;
-        Op& op = *it->second;
-        --op.waiting;
+    take_parked(conn, [&](Op& op, const ParkedPiece&) {
         if (op.error.is_ok()) op.error = why;
-        advance(op);
-    }
+    });
     UnreachableCallback callback;
     {
         std::lock_guard lock(mutex_);
