@@ -19,3 +19,10 @@ tent_bench_SOURCES = scripts/tent-bench/tent_bench.cpp scripts/tent-bench/option
 tent_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/scripts
 tent_bench_LDADD = libtent.la
 dist_man_MANS += man/tent-bench.1
+
+# engine-overhead: the engine's own cost per operation over a loopback rail
+# (scripts/bench-engine --only overhead); built, not installed.
+noinst_PROGRAMS += engine-overhead
+engine_overhead_SOURCES = scripts/engine-overhead/engine_overhead.cpp
+engine_overhead_CPPFLAGS = $(AM_CPPFLAGS) $(DEP_CFLAGS)
+engine_overhead_LDADD = libtentcore.la $(DEP_LIBS)
