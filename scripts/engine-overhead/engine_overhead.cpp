@@ -131,7 +131,11 @@ bool measure(Pair& p, std::size_t size, unsigned depth, double seconds) {
 
 int main(int argc, char** argv) {
     double seconds = 1;
-    if (argc > 2 || (argc == 2 && std::string(argv[1]) == "--help")) {
+    if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+        std::printf("usage: engine-overhead [SECONDS]   (each of the four runs, default 1, at most 60)\n");
+        return 0;
+    }
+    if (argc > 2) {
         std::fprintf(stderr, "usage: engine-overhead [SECONDS]\n");
         return 2;
     }
