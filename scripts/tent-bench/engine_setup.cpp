@@ -9,12 +9,17 @@
 namespace tent_bench {
 
 bool make_engine(const Options& o, EnginePtr& out, std::string& error) {
-    std::string addresses;
-    for (const auto& r : o.rails)
-        if (r.rfind("tcp:", 0) == 0) addresses += (addresses.empty() ? "" : ",") + r.substr(4);
+    std::string addresses, devices;
+    for (const auto& r : o.rails) {
+        if (r.rfind("tcp:", 0) == 0)
+            addresses += (addresses.empty() ? "" : ",") + r.substr(4);
+        else if (r != "tcp")
+            devices += (devices.empty() ? "" : ",") + r;
+    }
     // The environment outranks the configuration files, as a TENT_* variable
-    // given by the user would.
+    // given by the user would; the command line outranks both.
     if (!addresses.empty()) setenv("TENT_TCP_RAIL_ADDRESSES", addresses.c_str(), 1);
+    if (!devices.empty()) setenv("TENT_VERBS_DEVICES", devices.c_str(), 1);
     tent_engine_t* e = nullptr;
     int rc = tent_engine_create(o.config.empty() ? nullptr : o.config.c_str(), &e);
     if (rc != TENT_OK) {

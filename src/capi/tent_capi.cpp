@@ -121,7 +121,10 @@ int tent_engine_create(const char* config_path, tent_engine_t** out) {
         }
         (void)tent::configure_logging(loaded.config);
         auto providers = tent::make_default_providers(loaded.config);
-        if (!providers) return status_of(providers.status());
+        if (!providers) {
+            TENT_ERROR("engine-create-failed", "%s", providers.status().to_string().c_str());
+            return status_of(providers.status());
+        }
         auto engine = tent::Engine::create(loaded.config, std::move(*providers));
         if (!engine) {
             TENT_ERROR("engine-create-failed", "%s", engine.status().to_string().c_str());

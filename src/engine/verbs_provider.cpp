@@ -3,6 +3,7 @@
 #include <infiniband/verbs.h>
 
 #include "common/log.h"
+#include "transport/verbs/device_filter.h"
 #include "transport/verbs/verbs_address.h"
 #include "transport/verbs/verbs_device.h"
 #include "transport/verbs/verbs_memory.h"
@@ -18,18 +19,23 @@ VerbsProvider::~VerbsProvider() = default;
 
 Result<std::unique_ptr<VerbsProvider>> VerbsProvider::create(const Config& config) {
     VerbsRailParams params = VerbsRailParams::from_config(config);
-    std::vector<std::shared_ptr<VerbsDevice>> devices;
+    std::vector<std::string> present;
     int n = 0;
     ibv_device** list = ibv_get_device_list(&n);
-    for (int i = 0; list && i < n && devices.size() < wire::kMaxDevices; ++i) {
-        auto dev = VerbsDevice::open(ibv_get_device_name(list[i]), 1, params.gid_index);
+    for (int i = 0; list && i < n; ++i) present.emplace_back(ibv_get_device_name(list[i]));
+    if (list) ibv_free_device_list(list);
+    auto chosen = select_devices(present, config.get_string(Knob::VerbsDevices));
+    if (!chosen) return chosen.status();
+    std::vector<std::shared_ptr<VerbsDevice>> devices;
+    for (const auto& name : *chosen) {
+        if (devices.size() == wire::kMaxDevices) break;
+        auto dev = VerbsDevice::open(name, 1, params.gid_index);
         if (!dev) {
-            TENT_WARN("verbs-device-skipped", "%s: %s", ibv_get_device_name(list[i]), dev.status().to_string().c_str());
+            TENT_WARN("verbs-device-skipped", "%s: %s", name.c_str(), dev.status().to_string().c_str());
             continue;
         }
         devices.push_back(std::move(*dev));
     }
-    if (list) ibv_free_device_list(list);
     return std::unique_ptr<VerbsProvider>(new VerbsProvider(std::move(devices), params));
 }
 

@@ -21,6 +21,26 @@ r = json.load(open(sys.argv[1]))
 rdma = [x for x in r["rails"] if x["transport"] == "rdma"]
 assert len(rdma) >= 2 and sum(x["bytes"] for x in rdma) >= 12 * 1048579, r["rails"]
 ' "$tmp/client.out" || fail "the verbs rails did not carry the data"
+# Naming one HCA keeps the client's other HCA closed: every byte goes over
+# the named one.
+pair write 65536 40 --rails mlx5_1
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+rdma = [x for x in r["rails"] if x["transport"] == "rdma"]
+assert [x["name"].split(":")[0] for x in rdma] == ["mlx5_1"], r["rails"]
+assert rdma[0]["bytes"] >= 40 * 65536, r["rails"]
+' "$tmp/client.out" || fail "--rails mlx5_1 used another HCA"
+# A name the host does not have: the client stops before connecting and
+# says which name and what the host has.
+start_server $SERVER_WRAP
+timeout 60 $SERVER_WRAP "$BENCH" --connect "127.0.0.1:$port" --op write --size 4K --iters 1 \
+    --rails mlx5_0,mlx5_7 >"$tmp/client.out" 2>"$tmp/client.err"
+crc=$?
+[ "$crc" -ne 0 ] || fail "--rails naming a missing HCA exited with 0"
+grep -q "verbs_devices names mlx5_7, which this host does not have (it has mlx5_0, mlx5_1)" "$tmp/client.err" ||
+    fail "no message naming the missing HCA"
+kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; spid=
 # Completions failing on one HCA of the client, failover off: the run
 # reports the failed operations and exits non-zero.
 start_server $SERVER_WRAP

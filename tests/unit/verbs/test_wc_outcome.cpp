@@ -1,8 +1,10 @@
 // Pure pieces of the verbs rail: work-completion status -> RailOutcome, GID
-// selection, and parameters built from the knob table. No device needed.
+// selection, the verbs_devices filter, and parameters built from the knob
+// table. No device needed.
 #include <criterion/criterion.h>
 
 #include "config/config.h"
+#include "transport/verbs/device_filter.h"
 #include "transport/verbs/gid.h"
 #include "transport/verbs/verbs_params.h"
 #include "transport/verbs/wc_outcome.h"
@@ -90,4 +92,46 @@ Test(verbs_params, built_from_the_knob_table) {
     p = VerbsRailParams::from_config(c);
     cr_expect_eq(p.recv_buffer_size, 1u << 20);
     cr_expect_eq(p.qp_timeout, 20);
+}
+
+namespace {
+
+const std::vector<std::string> kHost{"mlx5_0", "mlx5_1", "mlx5_bond_0"};
+
+bool chooses(std::string_view wanted, const std::vector<std::string>& expected) {
+    auto r = select_devices(kHost, wanted);
+    return r && *r == expected;
+}
+
+bool refuses(std::string_view wanted, const std::string& words) {
+    auto r = select_devices(kHost, wanted);
+    return !r && r.status().code() == Code::InvalidArgument && r.status().message().find(words) != std::string::npos;
+}
+
+} // namespace
+
+Test(device_filter, an_empty_list_keeps_every_hca) {
+    cr_expect(chooses("", kHost));
+    cr_expect(chooses("  ", kHost));
+}
+
+Test(device_filter, named_hcas_are_kept_in_the_hosts_order) {
+    cr_expect(chooses("mlx5_1", {"mlx5_1"}));
+    cr_expect(chooses(" mlx5_bond_0 ,mlx5_0", {"mlx5_0", "mlx5_bond_0"}));
+    // A name is matched whole: mlx5_0 does not select mlx5_bond_0 or the reverse.
+    cr_expect(chooses("mlx5_0", {"mlx5_0"}));
+}
+
+Test(device_filter, a_name_the_host_lacks_is_an_error_listing_what_it_has) {
+    cr_expect(refuses("mlx5_9", "verbs_devices names mlx5_9, which this host does not have (it has mlx5_0, mlx5_1, mlx5_bond_0)"));
+    cr_expect(refuses("mlx5_0,mlx5", "names mlx5,"));
+    auto none = select_devices({}, "mlx5_0");
+    cr_expect(!none && none.status().message().find("(it has none)") != std::string::npos);
+}
+
+Test(device_filter, empty_and_repeated_names_are_errors) {
+    cr_expect(refuses("mlx5_0,,mlx5_1", "empty name"));
+    cr_expect(refuses("mlx5_0,", "empty name"));
+    cr_expect(refuses(",", "empty name"));
+    cr_expect(refuses("mlx5_0, mlx5_0", "names mlx5_0 twice"));
 }
