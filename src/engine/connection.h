@@ -18,6 +18,7 @@
 #include "health/rail_silence.h"
 #include "policy/device_selector.h"
 #include "policy/priority.h"
+#include "policy/qos_lane.h"
 #include "transport/provider.h"
 #include "wire/address_blob.h"
 
@@ -95,6 +96,7 @@ struct Connection {
     std::uint64_t next_msg_seq = 1;  // two-sided messages, gap-free
     SendReassembler reassembler;
     std::unique_ptr<DeviceSelector> selector;
+    QosLane lane;  // policy/qos_lane.h
     bool unreachable = false;
     bool initiator = false;  // this side called connect(); wins re-arm races
     std::vector<std::uint8_t> control_in;  // control channel bytes not yet framed

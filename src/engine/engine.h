@@ -156,8 +156,10 @@ private:
     std::vector<std::size_t> rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why) const;
     // admitted: the QoS window already let it through (release_held).
     void post_chunk(Op& op, std::size_t index, bool admitted = false);
-    // The QoS window (policy/qos_window.h).
+    // The QoS window (policy/qos_window.h) and lane (policy/qos_lane.h).
     bool higher_priority_active(const Op& op, TimePoint now) const;
+    void apply_qos_lane(Connection& conn, const Op& op, std::vector<std::size_t>& allowed, TimePoint now);
+    std::uint64_t inflight_below(const RailSlot& slot, Priority level) const;
     std::uint64_t inflight_at_or_below(const RailSlot& slot, Priority level) const;
     void release_held(Connection& conn, std::size_t rail);
     void on_rail_completion(Connection& conn, std::size_t rail, const RailCompletion& c);

@@ -121,6 +121,7 @@ Status Engine::plan(Connection& conn, Op& op) {
     Status why;
     std::vector<std::size_t> allowed = rails_for(conn, op, now, why);
     if (allowed.empty()) return why;
+    apply_qos_lane(conn, op, allowed, now);
 
     std::vector<RailView> views = rail_views(conn, allowed, now);
     std::vector<std::uint64_t> max_op;
@@ -287,6 +288,46 @@ bool Engine::higher_priority_active(const Op& op, TimePoint now) const {
     return priority_activity_.higher_active(op.options.priority, now, params_.qos_window.hold);
 }
 
+// Small requests of a level with lower-priority work in flight go on the
+// connection's lane; lower-priority requests stay off a lane held for a
+// higher level.
+void Engine::apply_qos_lane(Connection& conn, const Op& op, std::vector<std::size_t>& allowed, TimePoint now) {
+    if (!params_.qos_lane) return;
+    const Priority level = op.options.priority;
+    const Duration hold = params_.qos_window.hold;
+    const bool small = op.type == OpType::Send ? op.length <= params_.send_fragment_size
+                                               : op.length <= params_.striping_threshold;
+    std::vector<LaneCandidate> candidates;
+    for (std::size_t i : allowed) {
+        const RailSlot& s = conn.rails[i];
+        candidates.push_back({i, monitor_->state(s.monitor_id, now) == RailState::Paused, inflight_below(s, level),
+                              s.inflight_bytes});
+    }
+    if (small) {
+        auto lane = lane_for_small_request(conn.lane, candidates, level, priority_activity_.lower_active(level), now,
+                                           hold);
+        if (lane) {
+            conn.lane = QosLane{*lane, level, now};
+            allowed.assign(1, *lane);
+            return;
+        }
+    }
+    if (!conn.lane.rail) return;
+    const std::size_t lane_rail = *conn.lane.rail;
+    const bool has_other_rail = std::any_of(candidates.begin(), candidates.end(), [&](const LaneCandidate& c) {
+        return !c.paused && c.rail != lane_rail;
+    });
+    if (lane_excludes(conn.lane, lane_rail, level, has_other_rail, now, hold))
+        std::erase(allowed, lane_rail);
+}
+
+std::uint64_t Engine::inflight_below(const RailSlot& slot, Priority level) const {
+    std::uint64_t n = 0;
+    for (auto i = static_cast<std::size_t>(level) + 1; i < slot.inflight_by_priority.size(); ++i)
+        n += slot.inflight_by_priority[i];
+    return n;
+}
+
 std::uint64_t Engine::inflight_at_or_below(const RailSlot& slot, Priority level) const {
     std::uint64_t n = 0;
     for (auto i = static_cast<std::size_t>(level); i < slot.inflight_by_priority.size(); ++i)
@@ -363,7 +404,12 @@ void Engine::finish_op(std::uint64_t op_id) {
     if (it == ops_.end()) return;
     std::unique_ptr<Op> op = std::move(it->second);
     ops_.erase(it);
-    priority_activity_.finished(op->options.priority, clock_.now());
+    const TimePoint now = clock_.now();
+    priority_activity_.finished(op->options.priority, now);
+    if (auto conn = connections_.find(op->peer); conn != connections_.end()) {
+        QosLane& lane = conn->second->lane;
+        if (lane.rail && lane.level == op->options.priority) lane.last_used = now;
+    }
     EngineCompletion c{op->options.cookie, op->type, op->error, op->error.is_ok() ? op->length : 0, op->peer};
     push_completion(std::move(c));
 }

@@ -14,6 +14,7 @@ EngineParams EngineParams::from_config(const Config& config) {
     p.silence = RailSilenceParams::from_config(config);
     p.progress_spin = std::chrono::microseconds(config.get_int(Knob::ProgressSpinUs));
     p.qos_window = QosWindowParams::from_config(config);
+    p.qos_lane = config.get_bool(Knob::QosLane);
     return p;
 }
 

@@ -22,6 +22,7 @@ struct EngineParams {
     Duration progress_spin{};       // polling with work in flight before sleeping
     RailSilenceParams silence;
     QosWindowParams qos_window;
+    bool qos_lane = true;
     static EngineParams from_config(const Config& config);
 };
 

@@ -36,6 +36,7 @@ public:
 
     void progress(std::vector<RailCompletion>& done,
                   const std::function<void(const RailMessage&)>& on_message) override {
+        if (fabric_->stalled(rail_id_)) return;
         while (!pending_.empty() && pending_.front().ticks == 0) {
             Pending p = std::move(pending_.front());
             pending_.pop_front();
@@ -111,15 +112,15 @@ private:
 LoopbackFabric::LoopbackFabric(std::size_t rails, std::vector<unsigned> delays)
     : rails_(rails), delays_(delays.empty() ? std::vector<unsigned>{0} : std::move(delays)) {}
 
-void LoopbackFabric::set_broken(std::uint16_t rail_id, bool broken) {
+void LoopbackFabric::set_flag(std::map<std::uint16_t, bool>& flags, std::uint16_t rail_id, bool on) {
     std::lock_guard lock(mutex_);
-    broken_[rail_id] = broken;
+    flags[rail_id] = on;
 }
 
-bool LoopbackFabric::broken(std::uint16_t rail_id) const {
+bool LoopbackFabric::flag(const std::map<std::uint16_t, bool>& flags, std::uint16_t rail_id) const {
     std::lock_guard lock(mutex_);
-    auto it = broken_.find(rail_id);
-    return it != broken_.end() && it->second;
+    auto it = flags.find(rail_id);
+    return it != flags.end() && it->second;
 }
 
 std::uint64_t LoopbackFabric::bytes(std::uint16_t rail_id) const {

@@ -6,6 +6,7 @@
 // progress() calls, so rails with different delays deliver out of order
 // across rails -- what the engine's ordering and striping must survive.
 // A rail can be broken: its operations then complete with RetryExceeded.
+// It can be stalled: its operations then stay in flight until it is not.
 #pragma once
 
 #include <atomic>
@@ -32,8 +33,12 @@ public:
     std::size_t rails() const { return rails_; }
     unsigned delay(std::uint16_t rail_id) const { return delays_[rail_id % delays_.size()]; }
     // Every connection's rail `rail_id` fails (true) or works (false).
-    void set_broken(std::uint16_t rail_id, bool broken);
-    bool broken(std::uint16_t rail_id) const;
+    void set_broken(std::uint16_t rail_id, bool broken) { set_flag(broken_, rail_id, broken); }
+    bool broken(std::uint16_t rail_id) const { return flag(broken_, rail_id); }
+    // Every connection's rail `rail_id` completes nothing (true) or carries on
+    // (false): operations stay in flight, as behind a slow link.
+    void set_stalled(std::uint16_t rail_id, bool stalled) { set_flag(stalled_, rail_id, stalled); }
+    bool stalled(std::uint16_t rail_id) const { return flag(stalled_, rail_id); }
     // Bytes moved by WRITE/READ/SEND per rail id, over all connections.
     std::uint64_t bytes(std::uint16_t rail_id) const;
     void add_bytes(std::uint16_t rail_id, std::uint64_t n);
@@ -41,11 +46,15 @@ public:
     std::shared_ptr<LoopbackLink> link(std::uint64_t connection_id, std::uint16_t rail_id);
 
 private:
+    void set_flag(std::map<std::uint16_t, bool>& flags, std::uint16_t rail_id, bool on);
+    bool flag(const std::map<std::uint16_t, bool>& flags, std::uint16_t rail_id) const;
+
     std::size_t rails_;
     std::vector<unsigned> delays_;
     mutable std::mutex mutex_;
     std::map<std::pair<std::uint64_t, std::uint16_t>, std::shared_ptr<LoopbackLink>> links_;
     std::map<std::uint16_t, bool> broken_;
+    std::map<std::uint16_t, bool> stalled_;
     std::map<std::uint16_t, std::uint64_t> bytes_;
 };
 

@@ -7,6 +7,7 @@ libtentcore_la_SOURCES += \
 	src/policy/device_selector.h src/policy/device_selector.cpp \
 	src/policy/qos_queue.h src/policy/qos_queue.cpp \
 	src/policy/qos_window.h src/policy/qos_window.cpp \
+	src/policy/qos_lane.h src/policy/qos_lane.cpp \
 	src/policy/failover_budget.h src/policy/failover_budget.cpp \
 	src/policy/replay_decision.h src/policy/replay_decision.cpp
 

@@ -26,6 +26,12 @@ bool PriorityActivity::higher_active(Priority p, TimePoint now, Duration hold) c
     return false;
 }
 
+bool PriorityActivity::lower_active(Priority p) const {
+    for (std::size_t i = index(p) + 1; i < active_.size(); ++i)
+        if (active_[i]) return true;
+    return false;
+}
+
 bool qos_admits(std::uint64_t piece_bytes, std::uint64_t inflight_at_or_below, bool higher_active,
                 const QosWindowParams& params) {
     if (!higher_active || params.window == 0 || inflight_at_or_below == 0) return true;

@@ -36,6 +36,8 @@ public:
     // A level strictly above p has a request in the engine or finished one
     // within hold before now.
     bool higher_active(Priority p, TimePoint now, Duration hold) const;
+    // A level strictly below p has a request in the engine.
+    bool lower_active(Priority p) const;
 
 private:
     static std::size_t index(Priority p) { return static_cast<std::size_t>(p); }

@@ -1,10 +1,13 @@
 // The QoS window in the engine: while higher-priority work is active, a
 // rail keeps at most qos_window bytes of lower-priority work in flight and
 // cuts those transfers into pieces of half the window; otherwise bulk transfers
-// keep their chunks and depth. Every byte is checked either way.
+// keep their chunks and depth. With two rails, a small high-priority request
+// gets a lane that low-priority pieces stay off (qos_lane). Every byte is
+// checked either way.
 #include <criterion/criterion.h>
 
 #include <algorithm>
+#include <array>
 
 #include "engine_pair.h"
 #include "metrics/prometheus_text.h"
@@ -114,4 +117,74 @@ Test(engine_qos, window_zero_turns_it_off) {
     Outcome o = run(qos_config("0", "60000"), true);
     cr_expect_eq(o.rail_ops, kWrites * kWriteSize / kChunk, "whole chunks: %llu ops", (unsigned long long)o.rail_ops);
     cr_expect_eq(o.held, 0);
+}
+
+namespace {
+
+// Bytes each of two rails carried when a high-priority 4 KiB write arrives
+// while a low-priority 64 KiB write is in flight on one rail, and four
+// low-priority 1 MiB writes follow. Both rails are stalled until everything
+// is posted, so every decision sees the work in flight.
+std::array<std::uint64_t, 2> lane_run(bool lane) {
+    Config config = qos_config("64K", "60000");
+    (void)config.set(Knob::QosLane, lane ? "true" : "false", api_source());
+    EnginePair p(2, {0}, config);
+    cr_assert(p.a && p.b && p.a_to_b);
+    constexpr std::size_t kFirst = 64 * 1024, kHigh = 4096, kBulk = 4u << 20;
+    const std::size_t size = kFirst + kHigh + kBulk;
+    std::vector<std::uint8_t> src(size), dst(size, 0);
+    fill(src, 11);
+    auto rs = p.a->register_memory(src.data(), size, wire::kAccessAll);
+    auto rd = p.b->register_memory(dst.data(), size, wire::kAccessAll);
+    cr_assert(rs.is_ok() && rd.is_ok());
+    const auto remote = reinterpret_cast<std::uint64_t>(dst.data());
+    auto inflight = [&] {
+        std::uint64_t n = 0;
+        for (const auto& s : p.a->rail_stats()) n += s.inflight_bytes;
+        return n;
+    };
+    auto wait_inflight = [&](std::uint64_t want) {
+        for (int i = 0; i < 2000 && inflight() < want; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        cr_assert_geq(inflight(), want, "posted and held in flight by the stalled rails");
+    };
+    p.fabric->set_stalled(0, true);
+    p.fabric->set_stalled(1, true);
+    cr_assert(p.a->post_write(p.a_to_b, src.data(), kFirst, handle_bytes(**rd), remote, with_cookie(0, Priority::Low))
+                  .is_ok());
+    wait_inflight(kFirst);
+    cr_assert(p.a->post_write(p.a_to_b, src.data() + kFirst, kHigh, handle_bytes(**rd), remote + kFirst,
+                              with_cookie(1, Priority::High))
+                  .is_ok());
+    wait_inflight(kFirst + kHigh);
+    for (int i = 0; i < 4; ++i) {
+        const std::size_t at = kFirst + kHigh + i * (kBulk / 4);
+        cr_assert(p.a->post_write(p.a_to_b, src.data() + at, kBulk / 4, handle_bytes(**rd), remote + at,
+                                  with_cookie(2 + i, Priority::Low))
+                      .is_ok());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // planned while the rails are stalled
+    p.fabric->set_stalled(0, false);
+    p.fabric->set_stalled(1, false);
+    auto done = wait_completions(*p.a, 6, std::chrono::seconds(20));
+    cr_assert_eq(done.size(), 6u);
+    for (const auto& c : done) cr_expect(c.status.is_ok(), "%s", c.status.to_string().c_str());
+    cr_expect(dst == src, "every byte of every write");
+    return {p.fabric->bytes(0), p.fabric->bytes(1)};
+}
+
+} // namespace
+
+Test(engine_qos, a_small_high_priority_request_gets_a_lane_that_low_priority_leaves_alone) {
+    auto bytes = lane_run(true);
+    const std::uint64_t lane = std::min(bytes[0], bytes[1]), other = std::max(bytes[0], bytes[1]);
+    cr_expect_eq(lane, 4096u, "the lane carried only the high-priority write: %llu bytes",
+                 (unsigned long long)lane);
+    cr_expect_eq(other, 64u * 1024 + (4u << 20), "the low-priority writes all took the other rail: %llu bytes",
+                 (unsigned long long)other);
+}
+
+Test(engine_qos, qos_lane_false_leaves_low_priority_striped_over_every_rail) {
+    auto bytes = lane_run(false);
+    cr_expect_gt(std::min(bytes[0], bytes[1]), 1u << 20, "both rails carried bulk: %llu and %llu bytes",
+                 (unsigned long long)bytes[0], (unsigned long long)bytes[1]);
 }
