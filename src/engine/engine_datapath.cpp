@@ -292,21 +292,21 @@ bool Engine::higher_priority_active(const Op& op, TimePoint now) const {
 // connection's lane; lower-priority requests stay off a lane held for a
 // higher level.
 void Engine::apply_qos_lane(Connection& conn, const Op& op, std::vector<std::size_t>& allowed, TimePoint now) {
-    if (!params_.qos_lane) return;
+    if (!params_.qos_lane || allowed.size() < 2) return;
     const Priority level = op.options.priority;
     const Duration hold = params_.qos_window.hold;
     const bool small = op.type == OpType::Send ? op.length <= params_.send_fragment_size
                                                : op.length <= params_.striping_threshold;
+    const bool may_take_lane = small && priority_activity_.lower_active(level);
+    if (!may_take_lane && !lane_held(conn.lane, now, hold)) return;
     std::vector<LaneCandidate> candidates;
     for (std::size_t i : allowed) {
         const RailSlot& s = conn.rails[i];
         candidates.push_back({i, monitor_->state(s.monitor_id, now) == RailState::Paused, inflight_below(s, level),
                               s.inflight_bytes});
     }
-    if (small) {
-        auto lane = lane_for_small_request(conn.lane, candidates, level, priority_activity_.lower_active(level), now,
-                                           hold);
-        if (lane) {
+    if (may_take_lane) {
+        if (auto lane = lane_for_small_request(conn.lane, candidates, level, true, now, hold)) {
             conn.lane = QosLane{*lane, level, now};
             allowed.assign(1, *lane);
             return;
@@ -317,8 +317,7 @@ void Engine::apply_qos_lane(Connection& conn, const Op& op, std::vector<std::siz
     const bool has_other_rail = std::any_of(candidates.begin(), candidates.end(), [&](const LaneCandidate& c) {
         return !c.paused && c.rail != lane_rail;
     });
-    if (lane_excludes(conn.lane, lane_rail, level, has_other_rail, now, hold))
-        std::erase(allowed, lane_rail);
+    if (lane_excludes(conn.lane, lane_rail, level, has_other_rail, now, hold)) std::erase(allowed, lane_rail);
 }
 
 std::uint64_t Engine::inflight_below(const RailSlot& slot, Priority level) const {

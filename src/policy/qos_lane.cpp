@@ -11,6 +11,8 @@ bool lane_held(const QosLane& lane, TimePoint now, Duration hold) {
 std::optional<std::size_t> lane_for_small_request(const QosLane& lane, std::span<const LaneCandidate> candidates,
                                                   Priority level, bool lower_active, TimePoint now, Duration hold) {
     if (!lower_active) return std::nullopt;
+    // A lane held for a higher level stands; this request stays off it.
+    if (lane.level < level && lane_held(lane, now, hold)) return std::nullopt;
     std::size_t usable = 0;
     bool current_usable = false;
     for (const LaneCandidate& c : candidates) {

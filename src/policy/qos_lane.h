@@ -41,8 +41,8 @@ struct LaneCandidate {
 bool lane_held(const QosLane& lane, TimePoint now, Duration hold);
 
 // The rail a small (single-piece) request of `level` goes on, or nullopt to
-// leave it to the device selector (no lower-priority work in flight, or
-// fewer than two usable rails). Keeps the current lane when it is still
+// leave it to the device selector (no lower-priority work in flight, a lane
+// held for a higher level, or fewer than two usable rails). Keeps the current lane when it is still
 // held for this level and among the candidates; otherwise the candidate
 // with the fewest lower-priority bytes in flight (then the fewest bytes,
 // then the first). The caller records the answer in the lane.

@@ -81,7 +81,18 @@ Test(qos_lane, the_lane_is_chosen_again_when_its_rail_is_paused_or_not_allowed) 
 
 Test(qos_lane, a_lane_of_another_level_is_not_inherited) {
     std::vector<LaneCandidate> c{rail(0, 0), rail(1, 32768)};
-    cr_expect_eq(*lane_for_small_request(lane_on(1, Priority::High), c, Priority::Medium, true, kStart, kHold), 0u);
+    cr_expect_eq(*lane_for_small_request(lane_on(1, Priority::Medium), c, Priority::High, true, kStart, kHold), 0u,
+                 "high chooses its own lane");
+}
+
+Test(qos_lane, a_higher_levels_lane_is_not_taken_over) {
+    std::vector<LaneCandidate> c{rail(0, 65536), rail(1, 0)};
+    cr_expect_not(lane_for_small_request(lane_on(1, Priority::High), c, Priority::Medium, true, kStart, kHold)
+                      .has_value(),
+                  "medium is left to the selector (and lane_excludes keeps it off rail 1)");
+    cr_expect_eq(*lane_for_small_request(lane_on(1, Priority::High), c, Priority::Medium, true,
+                                         kStart + milliseconds(11), kHold),
+                 1u, "once the high lane has lapsed, medium may have one");
 }
 
 Test(qos_lane, lower_levels_stay_off_a_held_lane) {
