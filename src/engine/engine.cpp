@@ -62,10 +62,8 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
     std::unique_ptr<Engine> engine(new Engine(config, EngineParams::from_config(config), std::move(providers)));
     engine->monitor_ = std::make_unique<RailMonitor>(*monitor_params);
     engine->monitor_->set_observer(engine.get());
-    // Every bit set for "all devices": rails whose device the topology does
-    // not know (hwloc may not see an HCA) stay usable when no rule restricts
-    // the devices; a rule's mask is checked against the rail's topology index.
-    engine->topology_devices_ = all_devices_mask(topology);
+    // Every bit set for "all devices": which rails a rule allows is decided
+    // per rail (CompiledRule::allows_device), by name for HCAs hwloc misses.
     engine->transport_selector_.emplace(std::move(*rules), ~std::uint64_t{0});
     for (std::size_t k = 0; k < kTransportKindCount; ++k) {
         bool present = false;

@@ -258,7 +258,6 @@ private:
     PriorityActivity priority_activity_;  // which levels have requests in the engine
     std::optional<Topology> topology_;                    // set before start(); read-only after
     std::optional<TransportSelector> transport_selector_;  // progress thread only after start()
-    std::uint64_t topology_devices_ = 0;                   // every topology device as a mask
     bool fd_less_rails_ = false;
     TimePoint last_gauges_{};
     // The listeners, device event queues and control sockets are read when

@@ -68,10 +68,6 @@ std::vector<std::size_t> Engine::rails_for(const Connection& conn, const Op& op,
     spec.same_machine = conn.peer.hostname == blob_.hostname;
     spec.transport_hint = op.options.hint;
     const CompiledRule* rule = transport_selector_->match(spec);
-    const std::uint64_t mask = rule ? rule->device_mask : ~std::uint64_t{0};
-    // A rule without a devices key has every topology device in its mask:
-    // rails on devices the topology does not know are then allowed too.
-    const bool every_device = !rule || mask == topology_devices_;
     bool any_rail = false;
     for (TransportKind kind : transport_selector_->fallback_list(spec)) {
         std::vector<std::size_t> allowed;
@@ -79,9 +75,7 @@ std::vector<std::size_t> Engine::rails_for(const Connection& conn, const Op& op,
         for (std::size_t i = 0; i < conn.rails.size(); ++i) {
             const RailSlot& s = conn.rails[i];
             if (s.rail.rail->kind() != kind) continue;
-            if (kind == TransportKind::Rdma &&
-                !(s.device >= 0 && s.device < 64 ? (mask >> s.device) & 1 : every_device))
-                continue;
+            if (kind == TransportKind::Rdma && rule && !rule->allows_device(s.rail.local_device, s.device)) continue;
             any_rail = true;
             if (!this->usable(s)) continue;  // failed or being re-armed
             allowed.push_back(i);

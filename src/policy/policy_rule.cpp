@@ -85,6 +85,7 @@ private:
             else if (auto b = parse_bool(value)) out.same_machine = *b;
             else return error(key, raw, "accepted: true|false|any");
         } else if (key == "devices") {
+            out.device_names = split_list(raw);
             out.device_mask = device_mask(raw);
         } else if (key == "transports") {
             auto names = split_list(value);
@@ -109,7 +110,9 @@ private:
         for (const auto& n : names) {
             int i = topology_.device_index(n);
             if (i < 0 || i >= 64) {
-                TENT_WARN("policy unknown device", "%s: [policy %s] devices: no device '%s' on this host, skipped",
+                TENT_WARN("policy unknown device",
+                          "%s: [policy %s] devices: '%s' is not in this host's topology; only an HCA of that name "
+                          "that verbs opens will match it",
                           where("devices").c_str(), rule_.name.c_str(), n.c_str());
                 continue;
             }
@@ -142,6 +145,12 @@ bool CompiledRule::matches(const TransferSpec& spec) const {
     if (remote_memory && *remote_memory != spec.remote_memory) return false;
     if (same_machine && *same_machine != spec.same_machine) return false;
     return true;
+}
+
+bool CompiledRule::allows_device(const std::string& name, int topology_index) const {
+    if (device_names.empty()) return true;
+    if (topology_index >= 0 && topology_index < 64) return (device_mask >> topology_index) & 1;
+    return std::find(device_names.begin(), device_names.end(), name) != device_names.end();
 }
 
 const std::vector<TransportKind>& default_transports() {

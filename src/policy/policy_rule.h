@@ -55,9 +55,15 @@ struct CompiledRule {
     std::optional<MemoryType> remote_memory;
     std::optional<bool> same_machine;
     std::uint64_t device_mask = 0;  // bit i = topology device i
+    // The devices key as written; empty: every device. An HCA the topology
+    // does not know (hwloc may not see it) is matched by its name.
+    std::vector<std::string> device_names;
     std::vector<TransportKind> transports;
 
     bool matches(const TransferSpec& spec) const;
+    // Whether RDMA traffic of this rule may use the HCA `name`, whose index in
+    // the topology is `topology_index` (-1: the topology does not know it).
+    bool allows_device(const std::string& name, int topology_index) const;
 };
 
 // The preference when no rule matches: RDMA, then TCP.
@@ -67,9 +73,10 @@ const std::vector<TransportKind>& default_transports();
 std::uint64_t all_devices_mask(const Topology& topology);
 
 // Compiles one rule. Errors name the rule, where it was written, the key, the
-// value and what is accepted. A device the topology does not know is skipped
-// with a warning (the same file serves hosts with different HCAs); a rule
-// whose devices all are unknown gets an empty mask and so never uses RDMA.
+// value and what is accepted. A device the topology does not know gets a
+// warning and is matched by name against the HCAs the rails use (the same
+// file serves hosts with different HCAs, and hwloc may not see an HCA that
+// verbs opens).
 Result<CompiledRule> compile_rule(const PolicyRule& rule, const Topology& topology);
 Result<std::vector<CompiledRule>> compile_rules(const std::vector<PolicyRule>& rules, const Topology& topology);
 

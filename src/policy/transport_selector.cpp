@@ -30,7 +30,6 @@ const CompiledRule* TransportSelector::match(const TransferSpec& spec) const {
 std::vector<TransportKind> TransportSelector::fallback_list(const TransferSpec& spec) const {
     const CompiledRule* rule = match(spec);
     const auto& preferred = rule ? rule->transports : default_transports();
-    std::uint64_t mask = rule ? rule->device_mask : all_devices_;
 
     std::vector<TransportKind> candidates;
     if (spec.transport_hint) candidates.push_back(*spec.transport_hint);
@@ -38,8 +37,9 @@ std::vector<TransportKind> TransportSelector::fallback_list(const TransferSpec& 
 
     std::vector<TransportKind> out;
     for (auto k : candidates) {
+        // Which HCAs a rule allows is the rails' business (a rule may name an
+        // HCA the topology does not know: it is matched by name there).
         if (!available(k)) continue;
-        if (k == TransportKind::Rdma && mask == 0) continue;
         if (std::find(out.begin(), out.end(), k) != out.end()) continue;
         out.push_back(k);
     }

@@ -31,6 +31,20 @@ rdma = [x for x in r["rails"] if x["transport"] == "rdma"]
 assert [x["name"].split(":")[0] for x in rdma] == ["mlx5_1"], r["rails"]
 assert rdma[0]["bytes"] >= 40 * 65536, r["rails"]
 ' "$tmp/client.out" || fail "--rails mlx5_1 used another HCA"
+# A [policy] rule's devices: low-priority traffic only on mlx5_1. hwloc does
+# not see simulated HCAs, so the rule matches the name against the rails
+# (it used to allow no RDMA rail at all and send everything over TCP).
+printf '[policy low-on-mlx5_1]\npriority = low\ndevices = mlx5_1\n' >"$tmp/policy.conf"
+CLIENT_WRAP="env TENT_CONFIG=$tmp/policy.conf $SERVER_WRAP"
+pair write 65536 40 --rails mlx5_0,mlx5_1,tcp --priority low
+CLIENT_WRAP="$SERVER_WRAP"
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+by_name = {x["name"].split(":")[0]: x["bytes"] for x in r["rails"] if x["transport"] == "rdma"}
+tcp = sum(x["bytes"] for x in r["rails"] if x["transport"] == "tcp")
+assert by_name.get("mlx5_1", 0) >= 40 * 65536 and by_name.get("mlx5_0", 0) == 0 and tcp == 0, r["rails"]
+' "$tmp/client.out" || fail "the policy rule did not keep low-priority traffic on mlx5_1"
 # A name the host does not have: the client stops before connecting and
 # says which name and what the host has.
 start_server $SERVER_WRAP

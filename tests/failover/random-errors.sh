@@ -13,6 +13,11 @@
 set -u
 . "${TEST_SRCDIR:-.}/tests/failover/lib.sh"
 
+# This test is about errors, not time: on a machine loaded twice over (a
+# parallel build beside the test suite) a sync answer or a free rail took
+# longer than the default 2 s and a send failed with peer unreachable.
+export TENT_FAILOVER_TIMEOUT_MS=20000
+
 SERVER_FAULTS='fail mlx5_0 IBV_WC_RNR_RETRY_EXC_ERR prob 0.01;fail mlx5_1 IBV_WC_RETRY_EXC_ERR prob 0.01'
 CLIENT_FAULTS='fail mlx5_0 IBV_WC_RETRY_EXC_ERR prob 0.01;fail mlx5_1 IBV_WC_RESP_TIMEOUT_ERR prob 0.01'
 

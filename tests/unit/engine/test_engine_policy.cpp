@@ -25,12 +25,12 @@ struct MixedPair {
     std::unique_ptr<Engine> a, b;
     PeerId peer = 0;
 
-    explicit MixedPair(const Config& config) {
+    explicit MixedPair(const Config& config, const Topology& topology = Topology::from_devices({}, 1, -1)) {
         for (auto* e : {&a, &b}) {
             std::vector<std::unique_ptr<TransportProvider>> p;
             p.push_back(std::make_unique<LoopbackProvider>(tcp, TransportKind::Tcp));
             p.push_back(std::make_unique<LoopbackProvider>(rdma, TransportKind::Rdma));
-            auto r = Engine::create(config, std::move(p), Topology::from_devices({}, 1, -1));
+            auto r = Engine::create(config, std::move(p), topology);
             cr_assert(r.is_ok(), "%s", r.status().to_string().c_str());
             *e = std::move(*r);
         }
@@ -89,6 +89,35 @@ Test(engine_policy, rule_routes_a_size_range_to_tcp) {
     cr_expect_eq(p.rdma_bytes(), size);
     cr_expect_eq(p.tcp_bytes(), 65536u, "no more tcp traffic");
     cr_expect(buf.dst == buf.src);
+}
+
+// A rule's devices restrict RDMA traffic to the HCAs named, also when the
+// topology does not know them (hwloc may not see an HCA that verbs opens):
+// they are matched by name. Without that, such a rule had no RDMA rail.
+void devices_rule_keeps_rdma_on_the_hca_named(std::vector<std::string> topology_devices) {
+    Config config = loopback_config();
+    config.policies() = {rule("only-loop3", {{"devices", "loop3"}})};
+    std::vector<DeviceInfo> known;
+    for (const auto& name : topology_devices) known.push_back({name, 0});
+    MixedPair p(config, Topology::from_devices(known, 1, -1));
+    const std::size_t size = 1u << 20;
+    Buffers buf(*p.a, *p.b, size, 9);
+    cr_assert(p.a->post_write(p.peer, buf.src.data(), size, buf.remote, buf.base, with_cookie(1)).is_ok());
+    auto c = wait_completions(*p.a, 1);
+    cr_assert_eq(c.size(), 1u);
+    cr_expect(c[0].status.is_ok(), "%s", c[0].status.to_string().c_str());
+    cr_expect(buf.dst == buf.src, "every byte");
+    cr_expect_eq(p.rdma->bytes(3), size, "all of it on loop3 (%llu; loop2 %llu, tcp %llu)", (unsigned long long)p.rdma->bytes(3), (unsigned long long)p.rdma->bytes(2), (unsigned long long)p.tcp_bytes());
+    cr_expect_eq(p.rdma->bytes(2), 0u, "none on loop2");
+    cr_expect_eq(p.tcp_bytes(), 0u, "none over TCP");
+}
+
+Test(engine_policy, devices_rule_names_hcas_the_topology_does_not_know) {
+    devices_rule_keeps_rdma_on_the_hca_named({});
+}
+
+Test(engine_policy, devices_rule_names_hcas_the_topology_does_not_know_beside_ones_it_does) {
+    devices_rule_keeps_rdma_on_the_hca_named({"mlx5_0"});
 }
 
 Test(engine_policy, hint_falls_back_when_its_rails_are_paused) {

@@ -139,6 +139,19 @@ Test(policy_rule, devices_build_the_topology_mask) {
     cr_expect_eq(none.device_mask, 0u);
 }
 
+Test(policy_rule, devices_allow_topology_hcas_by_index_and_others_by_name) {
+    CompiledRule c = compile_ok(rule("d", {{"devices", "mlx5_1,sim_9"}}));
+    cr_expect(c.allows_device("mlx5_1", 1));
+    cr_expect_not(c.allows_device("mlx5_0", 0));
+    cr_expect(c.allows_device("sim_9", -1), "an HCA hwloc does not see, named in the rule");
+    cr_expect_not(c.allows_device("sim_8", -1), "an HCA hwloc does not see, not named");
+    CompiledRule every = compile_ok(rule("e", {{"priority", "low"}}));
+    cr_expect(every.allows_device("sim_8", -1), "no devices key: every HCA, known or not");
+    cr_expect(every.allows_device("mlx5_2", 2));
+    CompiledRule empty = compile_ok(rule("x", {{"devices", ""}}));
+    cr_expect(empty.allows_device("sim_8", -1), "an empty list: every HCA");
+}
+
 Test(policy_rule, transports_keep_preference_order_without_duplicates) {
     CompiledRule c = compile_ok(rule("t", {{"transports", "TCP, shm,tcp ,rdma"}}));
     cr_assert_eq(c.transports.size(), 3u);

@@ -103,13 +103,18 @@ Test(transport_selector, unavailable_transport_is_skipped) {
     cr_expect_eq(back->kind, TransportKind::Rdma);
 }
 
-Test(transport_selector, rdma_needs_a_device) {
-    auto sel = selector({rule("gone", {{"devices", "mlx5_9"}})});
+Test(transport_selector, devices_unknown_to_the_topology_leave_rdma_to_the_rails) {
+    // hwloc may not see an HCA that verbs opens: the engine matches such a
+    // name against its rails, and passes over RDMA when none has it.
+    auto sel = selector({rule("elsewhere", {{"devices", "mlx5_9"}})});
     auto list = sel.fallback_list(memory(4096));
-    cr_assert_eq(list.size(), 1u);
-    cr_expect_eq(list[0], TransportKind::Tcp);
-    auto none = TransportSelector({}, 0);  // a host without HCAs
-    auto l2 = none.fallback_list(memory(4096));
+    cr_assert_eq(list.size(), 2u);
+    cr_expect_eq(list[0], TransportKind::Rdma);
+    cr_expect_eq(list[1], TransportKind::Tcp);
+    auto no_topology_hcas = TransportSelector({}, 0);
+    cr_expect_eq(no_topology_hcas.fallback_list(memory(4096)).size(), 2u);
+    no_topology_hcas.set_available(TransportKind::Rdma, false);  // no RDMA provider: that decides
+    auto l2 = no_topology_hcas.fallback_list(memory(4096));
     cr_assert_eq(l2.size(), 1u);
     cr_expect_eq(l2[0], TransportKind::Tcp);
 }
