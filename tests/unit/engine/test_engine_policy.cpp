@@ -120,6 +120,23 @@ Test(engine_policy, devices_rule_names_hcas_the_topology_does_not_know_beside_on
     devices_rule_keeps_rdma_on_the_hca_named({"mlx5_0"});
 }
 
+Test(engine_policy, a_rule_without_devices_uses_rdma_when_the_topology_has_no_hca) {
+    // hwloc saw no HCA (MixedPair's topology has none): a rule that does not
+    // restrict devices still prefers RDMA. It used to drop RDMA.
+    Config config = loopback_config();
+    config.policies() = {rule("everything", {{"min_size", "1"}})};
+    MixedPair p(config);
+    const std::size_t size = 1u << 20;
+    Buffers buf(*p.a, *p.b, size, 13);
+    cr_assert(p.a->post_write(p.peer, buf.src.data(), size, buf.remote, buf.base, with_cookie(1)).is_ok());
+    auto c = wait_completions(*p.a, 1);
+    cr_assert_eq(c.size(), 1u);
+    cr_expect(c[0].status.is_ok(), "%s", c[0].status.to_string().c_str());
+    cr_expect(buf.dst == buf.src, "every byte");
+    cr_expect_eq(p.rdma_bytes(), size);
+    cr_expect_eq(p.tcp_bytes(), 0u);
+}
+
 Test(engine_policy, hint_falls_back_when_its_rails_are_paused) {
     Config config = loopback_config();
     (void)config.set(Knob::RailErrorThreshold, "1", api_source());
