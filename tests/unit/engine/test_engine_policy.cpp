@@ -1,7 +1,8 @@
 // The engine routes requests through the policy layer: a [policy] rule sends
 // a size range to TCP, a hint whose rails are all paused falls back to the
-// next transport, and small transfers go to the rail on the posting
-// thread's NUMA node (synthetic topology). Rails are loopback rails of two
+// next transport, a rule's devices keep RDMA on the HCAs named (by name when
+// the topology does not know them), and small transfers go to the rail on the
+// posting thread's NUMA node (synthetic topology). Rails are loopback rails of two
 // kinds, each kind on its own fabric so the bytes each carried are known.
 #include <criterion/criterion.h>
 
