@@ -4,6 +4,7 @@
 
 #include "common/log.h"
 #include "transport/verbs/device_filter.h"
+#include "transport/verbs/hca_pairing.h"
 #include "transport/verbs/verbs_address.h"
 #include "transport/verbs/verbs_device.h"
 #include "transport/verbs/verbs_memory.h"
@@ -84,14 +85,18 @@ void VerbsProvider::deregister_region(void*, const RegionKeys& keys) {
 }
 
 Status VerbsProvider::propose_rails(const RailContext& ctx, std::vector<wire::RailInfo>& proposal) {
-    std::size_t peer = ctx.peer->hcas.size() > ctx.peer_hca_offset ? ctx.peer->hcas.size() - ctx.peer_hca_offset : 0;
-    std::size_t n = std::min(devices_.size(), peer);
-    for (std::size_t i = 0; i < n; ++i) {
-        auto rail = VerbsRail::create(devices_[i], params_, SteadyClock::instance());
+    std::vector<std::string> local_names, peer_names;
+    for (const auto& device : devices_) local_names.push_back(device->name());
+    for (std::size_t j = ctx.peer_hca_offset; j < ctx.peer->hcas.size(); ++j)
+        peer_names.push_back(ctx.peer->hcas[j].device);
+    const auto pairs = pair_hcas(local_names, peer_names);
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
+        const auto [local, peer] = pairs[k];
+        auto rail = VerbsRail::create(devices_[local], params_, SteadyClock::instance());
         if (!rail) return rail.status();
-        auto id = static_cast<std::uint16_t>(ctx.first_rail_id + i);
-        proposal.push_back({id, wire::RailKind::Verbs, static_cast<std::uint8_t>(ctx.local_hca_offset + i),
-                            static_cast<std::uint8_t>(ctx.peer_hca_offset + i), (*rail)->qp_num()});
+        auto id = static_cast<std::uint16_t>(ctx.first_rail_id + k);
+        proposal.push_back({id, wire::RailKind::Verbs, static_cast<std::uint8_t>(ctx.local_hca_offset + local),
+                            static_cast<std::uint8_t>(ctx.peer_hca_offset + peer), (*rail)->qp_num()});
         pending_[{ctx.connection_id, id}] = std::move(*rail);
     }
     return Status::ok();

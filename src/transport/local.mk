@@ -24,6 +24,7 @@ libtentcore_la_SOURCES += \
 	src/transport/verbs/wc_outcome.h src/transport/verbs/wc_outcome.cpp \
 	src/transport/verbs/gid.h src/transport/verbs/gid.cpp \
 	src/transport/verbs/device_filter.h src/transport/verbs/device_filter.cpp \
+	src/transport/verbs/hca_pairing.h src/transport/verbs/hca_pairing.cpp \
 	src/transport/verbs/verbs_device.h src/transport/verbs/verbs_device.cpp \
 	src/transport/verbs/verbs_memory.h src/transport/verbs/verbs_memory.cpp \
 	src/transport/verbs/verbs_cq.h src/transport/verbs/verbs_cq.cpp \

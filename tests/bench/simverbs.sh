@@ -22,13 +22,14 @@ rdma = [x for x in r["rails"] if x["transport"] == "rdma"]
 assert len(rdma) >= 2 and sum(x["bytes"] for x in rdma) >= 12 * 1048579, r["rails"]
 ' "$tmp/client.out" || fail "the verbs rails did not carry the data"
 # Naming one HCA keeps the client's other HCA closed: every byte goes over
-# the named one.
+# the named one, to the server's HCA of the same name.
 pair write 65536 40 --rails mlx5_1
 python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
 rdma = [x for x in r["rails"] if x["transport"] == "rdma"]
 assert [x["name"].split(":")[0] for x in rdma] == ["mlx5_1"], r["rails"]
+assert rdma[0]["name"].endswith(" mlx5_1:1"), r["rails"]
 assert rdma[0]["bytes"] >= 40 * 65536, r["rails"]
 ' "$tmp/client.out" || fail "--rails mlx5_1 used another HCA"
 # A [policy] rule's devices: low-priority traffic only on mlx5_1. hwloc does

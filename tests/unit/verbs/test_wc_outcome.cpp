@@ -1,11 +1,12 @@
 // Pure pieces of the verbs rail: work-completion status -> RailOutcome, GID
-// selection, the verbs_devices filter, and parameters built from the knob
-// table. No device needed.
+// selection, the verbs_devices filter, the pairing of local and peer HCAs
+// into rails, and parameters built from the knob table. No device needed.
 #include <criterion/criterion.h>
 
 #include "config/config.h"
 #include "transport/verbs/device_filter.h"
 #include "transport/verbs/gid.h"
+#include "transport/verbs/hca_pairing.h"
 #include "transport/verbs/verbs_params.h"
 #include "transport/verbs/wc_outcome.h"
 
@@ -134,4 +135,33 @@ Test(device_filter, empty_and_repeated_names_are_errors) {
     cr_expect(refuses("mlx5_0,", "empty name"));
     cr_expect(refuses(",", "empty name"));
     cr_expect(refuses("mlx5_0, mlx5_0", "names mlx5_0 twice"));
+}
+
+namespace {
+using Pairs = std::vector<std::pair<std::size_t, std::size_t>>;
+}
+
+Test(hca_pairing, same_names_on_both_sides_pair_by_position) {
+    cr_expect(pair_hcas({"mlx5_0", "mlx5_1"}, {"mlx5_0", "mlx5_1"}) == (Pairs{{0, 0}, {1, 1}}));
+}
+
+Test(hca_pairing, an_hca_pairs_with_the_peers_hca_of_the_same_name) {
+    // The client opened only mlx5_1 (verbs_devices): its rail goes to the
+    // server's mlx5_1, not to the server's first HCA.
+    cr_expect(pair_hcas({"mlx5_1"}, {"mlx5_0", "mlx5_1"}) == (Pairs{{0, 1}}));
+    cr_expect(pair_hcas({"mlx5_0", "mlx5_1"}, {"mlx5_1"}) == (Pairs{{1, 0}}));
+    cr_expect(pair_hcas({"mlx5_0", "mlx5_1"}, {"mlx5_1", "mlx5_0"}) == (Pairs{{0, 1}, {1, 0}}));
+}
+
+Test(hca_pairing, different_names_pair_by_position_among_the_unmatched) {
+    cr_expect(pair_hcas({"mlx5_0", "mlx5_1"}, {"ib0", "ib1", "ib2"}) == (Pairs{{0, 0}, {1, 1}}));
+    // mlx5_1 matches by name; mlx5_0 and mlx5_2 take the peer's unmatched ib0, ib1.
+    cr_expect(pair_hcas({"mlx5_0", "mlx5_1", "mlx5_2"}, {"ib0", "mlx5_1", "ib1"}) == (Pairs{{0, 0}, {1, 1}, {2, 2}}));
+    cr_expect(pair_hcas({"a", "b", "c"}, {"c", "x"}) == (Pairs{{0, 1}, {2, 0}}));
+}
+
+Test(hca_pairing, no_hca_is_used_twice_and_there_are_min_of_both_rails) {
+    cr_expect(pair_hcas({"mlx5_0", "mlx5_0"}, {"mlx5_0"}) == (Pairs{{0, 0}}));
+    cr_expect(pair_hcas({}, {"mlx5_0"}).empty());
+    cr_expect(pair_hcas({"mlx5_0"}, {}).empty());
 }
