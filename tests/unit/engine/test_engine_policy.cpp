@@ -92,26 +92,37 @@ Test(engine_policy, rule_routes_a_size_range_to_tcp) {
     cr_expect(buf.dst == buf.src);
 }
 
-// A rule's devices restrict RDMA traffic to the HCAs named, also when the
-// topology does not know them (hwloc may not see an HCA that verbs opens):
-// they are matched by name. Without that, such a rule had no RDMA rail.
-void devices_rule_keeps_rdma_on_the_hca_named(std::vector<std::string> topology_devices) {
-    Config config = loopback_config();
-    config.policies() = {rule("only-loop3", {{"devices", "loop3"}})};
-    std::vector<DeviceInfo> known;
-    for (const auto& name : topology_devices) known.push_back({name, 0});
-    MixedPair p(config, Topology::from_devices(known, 1, -1));
+namespace {
+
+// One 1 MiB write at default priority, every byte checked.
+void write_one_mib(MixedPair& p, unsigned seed) {
     const std::size_t size = 1u << 20;
-    Buffers buf(*p.a, *p.b, size, 9);
+    Buffers buf(*p.a, *p.b, size, seed);
     cr_assert(p.a->post_write(p.peer, buf.src.data(), size, buf.remote, buf.base, with_cookie(1)).is_ok());
     auto c = wait_completions(*p.a, 1);
     cr_assert_eq(c.size(), 1u);
     cr_expect(c[0].status.is_ok(), "%s", c[0].status.to_string().c_str());
     cr_expect(buf.dst == buf.src, "every byte");
-    cr_expect_eq(p.rdma->bytes(3), size, "all of it on loop3 (%llu; loop2 %llu, tcp %llu)", (unsigned long long)p.rdma->bytes(3), (unsigned long long)p.rdma->bytes(2), (unsigned long long)p.tcp_bytes());
+}
+
+// A rule's devices restrict RDMA traffic to the HCAs named, also when the
+// topology does not know them (hwloc may not see an HCA that verbs opens):
+// they are matched by name. Without that, such a rule had no RDMA rail.
+void devices_rule_keeps_rdma_on_the_hca_named(const std::vector<std::string>& topology_devices) {
+    Config config = loopback_config();
+    config.policies() = {rule("only-loop3", {{"devices", "loop3"}})};
+    std::vector<DeviceInfo> known;
+    for (const auto& name : topology_devices) known.push_back({name, 0});
+    MixedPair p(config, Topology::from_devices(known, 1, -1));
+    write_one_mib(p, 9);
+    cr_expect_eq(p.rdma->bytes(3), 1u << 20, "all of it on loop3 (%llu; loop2 %llu, tcp %llu)",
+                 (unsigned long long)p.rdma->bytes(3), (unsigned long long)p.rdma->bytes(2),
+                 (unsigned long long)p.tcp_bytes());
     cr_expect_eq(p.rdma->bytes(2), 0u, "none on loop2");
     cr_expect_eq(p.tcp_bytes(), 0u, "none over TCP");
 }
+
+} // namespace
 
 Test(engine_policy, devices_rule_names_hcas_the_topology_does_not_know) {
     devices_rule_keeps_rdma_on_the_hca_named({});
@@ -127,14 +138,8 @@ Test(engine_policy, a_rule_without_devices_uses_rdma_when_the_topology_has_no_hc
     Config config = loopback_config();
     config.policies() = {rule("everything", {{"min_size", "1"}})};
     MixedPair p(config);
-    const std::size_t size = 1u << 20;
-    Buffers buf(*p.a, *p.b, size, 13);
-    cr_assert(p.a->post_write(p.peer, buf.src.data(), size, buf.remote, buf.base, with_cookie(1)).is_ok());
-    auto c = wait_completions(*p.a, 1);
-    cr_assert_eq(c.size(), 1u);
-    cr_expect(c[0].status.is_ok(), "%s", c[0].status.to_string().c_str());
-    cr_expect(buf.dst == buf.src, "every byte");
-    cr_expect_eq(p.rdma_bytes(), size);
+    write_one_mib(p, 13);
+    cr_expect_eq(p.rdma_bytes(), 1u << 20);
     cr_expect_eq(p.tcp_bytes(), 0u);
 }
 
