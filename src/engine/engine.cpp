@@ -70,6 +70,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
         for (const auto& p : engine->providers_) present = present || static_cast<std::size_t>(p->kind()) == k;
         engine->transport_selector_->set_available(static_cast<TransportKind>(k), present);
     }
+    engine->warn_unknown_policy_devices(topology);
     engine->topology_.emplace(std::move(topology));
     engine->qos_ = std::make_unique<QosQueue>(QosParams::from_config(config), engine->clock_);
     auto metrics = TentMetrics::create(engine->metrics_registry_);
@@ -77,6 +78,19 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
     engine->metrics_.emplace(std::move(*metrics));
     if (Status s = engine->start(); !s) return s;
     return engine;
+}
+
+// A rule naming an HCA that neither hwloc nor the transports know matches
+// nothing here: said once, at creation (a typo, or a file shared by hosts
+// with different HCAs).
+void Engine::warn_unknown_policy_devices(const Topology& topology) const {
+    std::vector<std::string> opened;
+    for (const auto& p : providers_)
+        for (auto& name : p->device_names()) opened.push_back(std::move(name));
+    for (const CompiledRule& rule : transport_selector_->rules())
+        for (const auto& name : unknown_devices(rule, topology, opened))
+            TENT_WARN("policy unknown device", "%s: [policy %s] devices: this host has no HCA '%s'; it matches nothing",
+                      rule.devices_origin.c_str(), rule.name.c_str(), name.c_str());
 }
 
 Status Engine::start() {

@@ -148,6 +148,7 @@ private:
     void on_control_frame(Connection& conn, const wire::Frame& frame);
     void send_control(Connection& conn, const wire::Frame& frame);
     void mark_unreachable(Connection& conn, const Status& why);
+    void warn_unknown_policy_devices(const Topology& topology) const;
     void start_op_by_id(std::uint64_t id);
     Status plan(Connection& conn, Op& op);
     std::vector<RailView> rail_views(const Connection& conn, const std::vector<std::size_t>& rails,

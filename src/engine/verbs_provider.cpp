@@ -84,9 +84,14 @@ void VerbsProvider::deregister_region(void*, const RegionKeys& keys) {
     regions_.erase(keys.lkeys.front());
 }
 
+std::vector<std::string> VerbsProvider::device_names() const {
+    std::vector<std::string> names;
+    for (const auto& device : devices_) names.push_back(device->name());
+    return names;
+}
+
 Status VerbsProvider::propose_rails(const RailContext& ctx, std::vector<wire::RailInfo>& proposal) {
-    std::vector<std::string> local_names, peer_names;
-    for (const auto& device : devices_) local_names.push_back(device->name());
+    std::vector<std::string> local_names = device_names(), peer_names;
     for (std::size_t j = ctx.peer_hca_offset; j < ctx.peer->hcas.size(); ++j)
         peer_names.push_back(ctx.peer->hcas[j].device);
     const auto pairs = pair_hcas(local_names, peer_names);

@@ -43,6 +43,7 @@ public:
     std::vector<int> event_fds() const override;
     void poll_events(std::vector<DeviceEvent>& out) override;
 
+    std::vector<std::string> device_names() const override;
     std::size_t device_count() const { return devices_.size(); }
 
 private:

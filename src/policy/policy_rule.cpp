@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "common/log.h"
 #include "config/value_parser.h"
 #include "topology/topology.h"
 
@@ -86,6 +85,7 @@ private:
             else return error(key, raw, "accepted: true|false|any");
         } else if (key == "devices") {
             out.device_names = split_list(raw);
+            out.devices_origin = where("devices");
             out.device_mask = device_mask(raw);
         } else if (key == "transports") {
             auto names = split_list(value);
@@ -108,15 +108,10 @@ private:
         if (names.empty()) return all_devices_mask(topology_);
         std::uint64_t mask = 0;
         for (const auto& n : names) {
+            // Not in the topology: matched by name (allows_device); whether
+            // any HCA has it is checked where the opened HCAs are known.
             int i = topology_.device_index(n);
-            if (i < 0 || i >= 64) {
-                TENT_WARN("policy unknown device",
-                          "%s: [policy %s] devices: '%s' is not in this host's topology; only an HCA of that name "
-                          "that verbs opens will match it",
-                          where("devices").c_str(), rule_.name.c_str(), n.c_str());
-                continue;
-            }
-            mask |= std::uint64_t{1} << i;
+            if (i >= 0 && i < 64) mask |= std::uint64_t{1} << i;
         }
         return mask;
     }
@@ -151,6 +146,15 @@ bool CompiledRule::allows_device(const std::string& name, int topology_index) co
     if (device_names.empty()) return true;
     if (topology_index >= 0 && topology_index < 64) return (device_mask >> topology_index) & 1;
     return std::find(device_names.begin(), device_names.end(), name) != device_names.end();
+}
+
+std::vector<std::string> unknown_devices(const CompiledRule& rule, const Topology& topology,
+                                         const std::vector<std::string>& opened) {
+    std::vector<std::string> unknown;
+    for (const auto& name : rule.device_names)
+        if (topology.device_index(name) < 0 && std::find(opened.begin(), opened.end(), name) == opened.end())
+            unknown.push_back(name);
+    return unknown;
 }
 
 const std::vector<TransportKind>& default_transports() {

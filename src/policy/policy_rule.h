@@ -58,6 +58,7 @@ struct CompiledRule {
     // The devices key as written; empty: every device. An HCA the topology
     // does not know (hwloc may not see it) is matched by its name.
     std::vector<std::string> device_names;
+    std::string devices_origin;  // where the devices key was written, for logs
     std::vector<TransportKind> transports;
 
     bool matches(const TransferSpec& spec) const;
@@ -72,11 +73,15 @@ const std::vector<TransportKind>& default_transports();
 // Every device of the topology as a mask (the first 64).
 std::uint64_t all_devices_mask(const Topology& topology);
 
+// The rule's device names that neither the topology nor the HCAs the
+// transports opened (`opened`) know: they match nothing on this host.
+std::vector<std::string> unknown_devices(const CompiledRule& rule, const Topology& topology,
+                                         const std::vector<std::string>& opened);
+
 // Compiles one rule. Errors name the rule, where it was written, the key, the
-// value and what is accepted. A device the topology does not know gets a
-// warning and is matched by name against the HCAs the rails use (the same
-// file serves hosts with different HCAs, and hwloc may not see an HCA that
-// verbs opens).
+// value and what is accepted. A device the topology does not know is matched
+// by name against the HCAs the rails use (the same file serves hosts with
+// different HCAs, and hwloc may not see an HCA that verbs opens).
 Result<CompiledRule> compile_rule(const PolicyRule& rule, const Topology& topology);
 Result<std::vector<CompiledRule>> compile_rules(const std::vector<PolicyRule>& rules, const Topology& topology);
 

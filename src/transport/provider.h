@@ -109,6 +109,8 @@ public:
     virtual ~TransportProvider() = default;
 
     virtual TransportKind kind() const = 0;
+    // Names of the devices (HCAs) this provider opened; none by default.
+    virtual std::vector<std::string> device_names() const { return {}; }
 
     // Append this provider's endpoints (HCA entries or TCP listen addresses)
     // to the local blob. Called once, after install().

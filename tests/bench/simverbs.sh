@@ -46,6 +46,19 @@ by_name = {x["name"].split(":")[0]: x["bytes"] for x in r["rails"] if x["transpo
 tcp = sum(x["bytes"] for x in r["rails"] if x["transport"] == "tcp")
 assert by_name.get("mlx5_1", 0) >= 40 * 65536 and by_name.get("mlx5_0", 0) == 0 and tcp == 0, r["rails"]
 ' "$tmp/client.out" || fail "the policy rule did not keep low-priority traffic on mlx5_1"
+! grep -q "policy unknown device" "$tmp/client.err" || fail "warned about mlx5_1, which verbs opened"
+# A name no HCA has: said once at start; the rule's traffic takes TCP.
+printf '[policy low-on-mlx5_9]\npriority = low\ndevices = mlx5_9\n' >"$tmp/policy.conf"
+CLIENT_WRAP="env TENT_CONFIG=$tmp/policy.conf $SERVER_WRAP"
+pair write 65536 10 --rails mlx5_0,mlx5_1,tcp --priority low
+CLIENT_WRAP="$SERVER_WRAP"
+grep -q "policy unknown device: .*this host has no HCA 'mlx5_9'" "$tmp/client.err" ||
+    fail "no warning for a policy device no HCA has"
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert sum(x["bytes"] for x in r["rails"] if x["transport"] == "tcp") >= 10 * 65536, r["rails"]
+' "$tmp/client.out" || fail "a rule naming no existing HCA did not fall back to TCP"
 # A name the host does not have: the client stops before connecting and
 # says which name and what the host has.
 start_server $SERVER_WRAP

@@ -139,6 +139,18 @@ Test(policy_rule, devices_build_the_topology_mask) {
     cr_expect_eq(none.device_mask, 0u);
 }
 
+Test(policy_rule, unknown_devices_are_those_neither_the_topology_nor_the_transports_know) {
+    // The test topology knows mlx5_0..mlx5_3; verbs opened sim_9 too.
+    CompiledRule c = compile_ok(rule("d", {{"devices", "mlx5_1,sim_9,typo_0"}}));
+    cr_expect_eq(c.devices_origin, std::string("tent.conf:7"));
+    auto unknown = unknown_devices(c, four_hcas(), {"sim_9"});
+    cr_assert_eq(unknown.size(), 1u);
+    cr_expect_eq(unknown[0], std::string("typo_0"));
+    cr_expect_eq(unknown_devices(c, four_hcas(), {}).size(), 2u, "sim_9 is unknown when no transport opened it");
+    CompiledRule every = compile_ok(rule("e", {{"priority", "low"}}));
+    cr_expect(unknown_devices(every, four_hcas(), {}).empty(), "no devices key");
+}
+
 Test(policy_rule, devices_allow_topology_hcas_by_index_and_others_by_name) {
     CompiledRule c = compile_ok(rule("d", {{"devices", "mlx5_1,sim_9"}}));
     cr_expect(c.allows_device("mlx5_1", 1));
