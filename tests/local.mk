@@ -1,5 +1,10 @@
 # tests: Criterion unit tests per layer, integration suites.
 if ENABLE_TESTS
+check_PROGRAMS += tests/unit/common/test_text
+TESTS += tests/unit/common/test_text
+tests_unit_common_test_text_SOURCES = tests/unit/common/test_text.cpp
+tests_unit_common_test_text_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_common_test_text_LDADD = $(TEST_LIBS)
 check_PROGRAMS += tests/unit/common/test_knob_table
 TESTS += tests/unit/common/test_knob_table
 tests_unit_common_test_knob_table_SOURCES = tests/unit/common/test_knob_table.cpp

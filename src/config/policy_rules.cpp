@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/text.h"
 #include "config/value_parser.h"
 
 namespace tent {
@@ -38,12 +39,6 @@ std::string lower(std::string s) {
     return s;
 }
 
-std::string trim(const std::string& s) {
-    std::size_t b = s.find_first_not_of(" \t");
-    if (b == std::string::npos) return "";
-    return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
 bool is_choice(std::string_view choices, const std::string& word) {
     std::size_t pos = 0;
     while (pos <= choices.size()) {
@@ -58,18 +53,6 @@ bool is_device_name(const std::string& s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
     });
-}
-
-std::vector<std::string> split_list(const std::string& value) {
-    std::vector<std::string> items;
-    std::size_t pos = 0;
-    while (true) {
-        std::size_t comma = value.find(',', pos);
-        items.push_back(trim(value.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos)));
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-    }
-    return items;
 }
 
 Status rejected(const std::string& value, const std::string& why, const std::string& accepted) {
@@ -110,7 +93,7 @@ Result<std::string> check_policy_value(const std::string& key, const std::string
                                    ? std::string("comma-separated device names")
                                    : "comma-separated list of " + std::string(k->choices);
         std::string out;
-        for (const auto& item : split_list(value)) {
+        for (const auto& item : split_commas(value)) {
             std::string v = k->kind == KeySyntax::KeywordList ? lower(item) : item;
             if (v.empty()) return rejected(value, "has an empty list item", accepted);
             bool ok = k->kind == KeySyntax::KeywordList ? is_choice(k->choices, v) : is_device_name(v);

@@ -322,10 +322,7 @@ std::uint64_t Engine::inflight_below(const RailSlot& slot, Priority level) const
 }
 
 std::uint64_t Engine::inflight_at_or_below(const RailSlot& slot, Priority level) const {
-    std::uint64_t n = 0;
-    for (auto i = static_cast<std::size_t>(level); i < slot.inflight_by_priority.size(); ++i)
-        n += slot.inflight_by_priority[i];
-    return n;
+    return slot.inflight_by_priority[static_cast<std::size_t>(level)] + inflight_below(slot, level);
 }
 
 // Posts the rail's held pieces that the QoS window admits now, medium before

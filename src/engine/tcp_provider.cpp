@@ -4,9 +4,9 @@
 #include <sys/epoll.h>
 
 #include <cstring>
-#include <sstream>
 
 #include "common/log.h"
+#include "common/text.h"
 #include "engine/control_socket.h"
 #include "transport/tcp/tcp_hello.h"
 #include "transport/tcp/tcp_rail.h"
@@ -33,10 +33,7 @@ tcp::TcpAddress from_wire(const wire::TcpAddress& w) {
 
 Result<std::unique_ptr<TcpProvider>> TcpProvider::create(const Config& config) {
     std::vector<tcp::TcpAddress> addresses;
-    std::stringstream list(config.get_string(Knob::TcpRailAddresses));
-    for (std::string item; std::getline(list, item, ',');) {
-        item.erase(0, item.find_first_not_of(" \t"));
-        item.erase(item.find_last_not_of(" \t") + 1);
+    for (const std::string& item : split_commas(config.get_string(Knob::TcpRailAddresses))) {
         if (item.empty()) continue;
         auto a = tcp::parse_tcp_address(item);
         if (!a) return Status(Code::InvalidArgument, "tcp_rail_addresses: " + a.status().message());

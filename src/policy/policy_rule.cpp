@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/text.h"
 #include "config/value_parser.h"
 #include "topology/topology.h"
 
@@ -13,23 +14,12 @@ namespace {
 constexpr const char* kKnownKeys =
     "segment_type, priority, min_size, max_size, local_memory, remote_memory, same_machine, devices, transports";
 
-std::string trim(const std::string& s) {
-    auto b = s.find_first_not_of(" \t");
-    if (b == std::string::npos) return "";
-    auto e = s.find_last_not_of(" \t");
-    return s.substr(b, e - b + 1);
-}
+std::string trim(const std::string& s) { return std::string(trim_blanks(s)); }
 
+// The non-empty items of a comma-separated list.
 std::vector<std::string> split_list(const std::string& text) {
-    std::vector<std::string> out;
-    std::string::size_type start = 0;
-    while (start <= text.size()) {
-        auto comma = text.find(',', start);
-        if (comma == std::string::npos) comma = text.size();
-        std::string item = trim(text.substr(start, comma - start));
-        if (!item.empty()) out.push_back(item);
-        start = comma + 1;
-    }
+    std::vector<std::string> out = split_commas(text);
+    std::erase_if(out, [](const std::string& item) { return item.empty(); });
     return out;
 }
 
