@@ -3,6 +3,7 @@
 // packets, executes one-sided operations for remote initiators, delivers
 // acknowledgements and fires timeouts, so the application never has to call
 // verbs for the target side of RDMA to make progress.
+#include <algorithm>
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -141,6 +142,7 @@ void tune_socket(int fd) {
 }
 
 std::atomic<Engine*> g_engine{nullptr};
+thread_local Engine::DeferredWrites* t_deferred = nullptr;
 std::mutex g_init_mu;
 std::vector<std::string> g_cleanup;
 
@@ -394,6 +396,10 @@ uint64_t Engine::send(Link* l, const PktPtr& pkt) {
     add_link_fd(l);
   }
   l->outq.emplace_back(pkt, 0);
+  if (DeferredWrites* d = t_deferred) {
+    if (std::find(d->links_.begin(), d->links_.end(), l) == d->links_.end()) d->links_.push_back(l);
+    return at;
+  }
   if (l->outq.size() == 1) {
     // try to write at once; what does not fit goes out on EPOLLOUT
     auto& [p, off] = l->outq.front();
@@ -415,6 +421,34 @@ uint64_t Engine::send(Link* l, const PktPtr& pkt) {
     epoll_ctl(epfd_, EPOLL_CTL_MOD, l->fd, &ev);
   }
   return at;
+}
+
+Engine::DeferredWrites::DeferredWrites() : outer_(t_deferred) { t_deferred = this; }
+
+Engine::DeferredWrites::~DeferredWrites() {
+  t_deferred = outer_;
+  if (links_.empty()) return;
+  Engine* e = Engine::get();
+  for (Link* l : links_) e->write_queued(l);
+}
+
+// Write what a DeferredWrites queued; what does not fit goes out on EPOLLOUT.
+void Engine::write_queued(Link* l) {
+  std::lock_guard<std::mutex> g(l->mu);
+  if (l->fd < 0 || l->want_out) return;  // lost, or EPOLLOUT will write it
+  while (!l->outq.empty()) {
+    auto& [p, off] = l->outq.front();
+    ssize_t n = ::send(l->fd, p->data() + off, p->size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n <= 0) break;
+    off += size_t(n);
+    if (off == p->size()) l->outq.pop_front();
+  }
+  if (l->outq.empty()) return;
+  l->want_out = true;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLOUT;
+  ev.data.ptr = l->tag;
+  epoll_ctl(epfd_, EPOLL_CTL_MOD, l->fd, &ev);
 }
 
 void Engine::flush_link(Link* l, bool) {

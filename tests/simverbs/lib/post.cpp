@@ -121,6 +121,7 @@ void pump_locked(Qp* qp) {
 
 int post_send(ibv_qp* b, ibv_send_wr* wr, ibv_send_wr** bad) {
   Qp* qp = qp_of(b);
+  Engine::DeferredWrites writes_after_unlock;  // destroyed after g
   std::lock_guard<std::mutex> g(qp->mu);
   for (; wr; wr = wr->next) {
     int err = 0;

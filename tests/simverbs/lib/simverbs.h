@@ -290,6 +290,22 @@ class Engine {
   // Stamp the delivery time (rate cap + delay) and queue on the link.
   // Returns when the packet has left the port (later than now when capped).
   uint64_t send(Link* link, const PktPtr& pkt);
+  // While one is open on a thread, send() only queues and the socket writes
+  // happen when it closes: post_send opens one before taking the QP's mutex,
+  // so the progress thread (which needs that mutex to take ACKs) does not
+  // wait for a large payload's trip through the kernel.
+  class DeferredWrites {
+   public:
+    DeferredWrites();
+    ~DeferredWrites();
+    DeferredWrites(const DeferredWrites&) = delete;
+    DeferredWrites& operator=(const DeferredWrites&) = delete;
+
+   private:
+    std::vector<Link*> links_;
+    DeferredWrites* outer_;
+    friend class Engine;
+  };
   void wake();
   // one round of receive/execute; from_app: only if no other thread is at it
   bool progress(int timeout_ms, bool from_app);
@@ -307,6 +323,7 @@ class Engine {
   void add_link_fd(Link* l);
   void read_link(Link* l);
   void flush_link(Link* l, bool from_progress);
+  void write_queued(Link* l);
   void deliver_held(uint64_t now, uint64_t* next_ns);
   void close_link(Link* l);
   void serve_control();
