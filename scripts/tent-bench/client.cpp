@@ -74,7 +74,7 @@ int run_client(const Options& o) {
     if (!check_rails(o, engine.get(), error)) return fail(error);
 
     // One registration: the measured stream's slots, then the background's.
-    const std::uint64_t main_bytes = o.size * o.depth;
+    const std::uint64_t main_bytes = o.size * (o.reuse_buffer ? 1 : o.depth);
     const std::uint64_t background_bytes = o.background ? o.background_size * o.background_depth : 0;
     std::vector<std::uint8_t> local;
     try {
@@ -87,11 +87,12 @@ int run_client(const Options& o) {
     if (rc != TENT_OK) return fail(std::string("cannot register memory: ") + tent_strerror(rc));
     MemPtr mem(m);
 
-    Stream main_stream(StreamSpec{o.op, o.size, o.depth, o.priority, o.hint, o.check, 0, local.data(), remote});
+    Stream main_stream(StreamSpec{o.op, o.size, o.depth, o.priority, o.hint, o.check, o.reuse_buffer, 0, local.data(), remote});
     std::optional<Stream> background;
     if (o.background)
         background.emplace(StreamSpec{o.background_op, o.background_size, o.background_depth, o.background_priority,
-                                      o.hint, false, 1, local.data() + main_bytes, remote + main_bytes});
+                                      o.hint, false, false, 1, local.data() + main_bytes,
+                                      remote + o.size * o.depth});  // the server's region is not shrunk
 
     std::optional<StatsTicker> ticker;
     ticker.emplace(engine.get(), o.stats_interval_ms);

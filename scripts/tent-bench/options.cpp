@@ -28,6 +28,8 @@ const char* const kUsage =
     "  --rails LIST         comma-separated: tcp, tcp:ADDR, HCA device names\n"
     "  --priority P         high, medium or low (default medium)\n"
     "  --check              verify every byte written, read or received\n"
+    "  --reuse-buffer       every operation uses the same buffer, as ib_write_bw\n"
+    "                       does (not with --check)\n"
     "  --json               print one JSON object with the results\n"
     "  --config FILE        tent configuration file read last\n"
     "  --stats-interval MS  every MS ms, one line per rail on stderr:\n"
@@ -222,6 +224,8 @@ bool parse_options(int argc, char** argv, Options& o, std::string& message, int&
             }
         } else if (a == "--check") {
             o.check = true;
+        } else if (a == "--reuse-buffer") {
+            o.reuse_buffer = true;
         } else if (a == "--json") {
             o.json = true;
         } else if (a == "--config") {
@@ -243,6 +247,15 @@ bool parse_options(int argc, char** argv, Options& o, std::string& message, int&
     if (!o.iters && !(o.duration_secs > 0)) o.duration_secs = 1;
     if (background_detail && !o.background) {
         message = "tent-bench: the --background-* options need --background-op\n";
+        return false;
+    }
+    if (o.reuse_buffer && o.check) {
+        message = "tent-bench: --reuse-buffer and --check do not go together: checking needs a buffer per "
+                  "operation in flight\n";
+        return false;
+    }
+    if (o.reuse_buffer && o.listen) {
+        message = "tent-bench: --reuse-buffer is a client option\n";
         return false;
     }
     if (o.background && o.listen) {

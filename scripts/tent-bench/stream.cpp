@@ -35,8 +35,9 @@ bool Stream::post(tent_peer_t* peer, const std::vector<std::uint8_t>& key, std::
     const std::uint64_t size = spec_.size;
     while (!free_slots_.empty() && (!limit || posted_ < limit)) {
         std::uint32_t s = free_slots_.back();
-        std::uint8_t* buf = spec_.local + s * size;
-        std::uint64_t remote_addr = spec_.remote + s * size;
+        const std::uint64_t offset = spec_.reuse_buffer ? 0 : s * size;
+        std::uint8_t* buf = spec_.local + offset;
+        std::uint64_t remote_addr = spec_.remote + offset;
         std::uint64_t cookie = make_cookie(posted_, spec_.tag, s);
         if (spec_.check) {
             if (spec_.op == Op::Write) {

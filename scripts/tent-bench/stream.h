@@ -40,8 +40,9 @@ struct StreamSpec {
     tent_priority_t priority = TENT_PRIORITY_MEDIUM;
     tent_transport_t hint = TENT_TRANSPORT_ANY;
     bool check = false;
+    bool reuse_buffer = false;       // every slot at offset 0 (not with check)
     unsigned tag = 0;                // 0 the measured stream, 1 the background
-    std::uint8_t* local = nullptr;   // depth * size registered bytes
+    std::uint8_t* local = nullptr;   // depth * size registered bytes (size if reuse_buffer)
     std::uint64_t remote = 0;        // the server's slot 0 of this stream
 };
 

@@ -32,6 +32,19 @@ assert [x["name"].split(":")[0] for x in rdma] == ["mlx5_1"], r["rails"]
 assert rdma[0]["name"].endswith(" mlx5_1:1"), r["rails"]
 assert rdma[0]["bytes"] >= 40 * 65536, r["rails"]
 ' "$tmp/client.out" || fail "--rails mlx5_1 used another HCA"
+# --reuse-buffer (the benchmark script's comparison with ib_write_bw): one
+# buffer for every operation in flight; unchecked, so only the counts.
+start_server $SERVER_WRAP
+timeout 60 $SERVER_WRAP "$BENCH" --connect "127.0.0.1:$port" --op write --size 64K --iters 200 --depth 16 \
+    --reuse-buffer --json --rails mlx5_0 >"$tmp/client.out" 2>"$tmp/client.err"
+crc=$?
+[ "$crc" -eq 0 ] || fail "--reuse-buffer run exited with $crc: $(cat "$tmp/client.err")"
+wait_server
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ops"] == 200 and r["errors"] == 0 and r["bytes"] == 200 * 65536 and not r["check"], r
+' "$tmp/client.out" || fail "JSON of the --reuse-buffer run"
 # A [policy] rule's devices: low-priority traffic only on mlx5_1. hwloc does
 # not see simulated HCAs, so the rule matches the name against the rails
 # (it used to allow no RDMA rail at all and send everything over TCP).

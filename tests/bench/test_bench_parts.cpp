@@ -126,6 +126,22 @@ Test(bench_options, background_stream_and_stats_interval) {
     }
 }
 
+Test(bench_options, reuse_buffer_is_a_client_option_without_check) {
+    Options o;
+    int code = 0;
+    cr_assert(parse({"--connect", "h:7", "--reuse-buffer", "--depth", "128"}, o, code));
+    cr_expect(o.reuse_buffer);
+    Options d;
+    cr_assert(parse({"--connect", "h:7"}, d, code));
+    cr_expect_not(d.reuse_buffer, "a buffer per operation in flight unless asked");
+    for (auto bad : std::vector<std::vector<const char*>>{{"--connect", "h:1", "--reuse-buffer", "--check"},
+                                                          {"--listen", "h:1", "--reuse-buffer"}}) {
+        Options b;
+        cr_expect_not(parse(bad, b, code), "accepted %s %s", bad[0], bad[2]);
+        cr_expect_eq(code, 2);
+    }
+}
+
 Test(bench_stream, cookies_keep_stream_slot_and_sequence_apart) {
     for (std::uint32_t slot : {0u, 1u, kMaxDepth - 1})
         for (unsigned tag : {0u, 1u})
