@@ -87,7 +87,8 @@ int run_client(const Options& o) {
     if (rc != TENT_OK) return fail(std::string("cannot register memory: ") + tent_strerror(rc));
     MemPtr mem(m);
 
-    Stream main_stream(StreamSpec{o.op, o.size, o.depth, o.priority, o.hint, o.check, o.reuse_buffer, 0, local.data(), remote});
+    Stream main_stream(
+        StreamSpec{o.op, o.size, o.depth, o.priority, o.hint, o.check, o.reuse_buffer, 0, local.data(), remote});
     std::optional<Stream> background;
     if (o.background)
         background.emplace(StreamSpec{o.background_op, o.background_size, o.background_depth, o.background_priority,
