@@ -400,27 +400,30 @@ uint64_t Engine::send(Link* l, const PktPtr& pkt) {
     if (std::find(d->links_.begin(), d->links_.end(), l) == d->links_.end()) d->links_.push_back(l);
     return at;
   }
-  if (l->outq.size() == 1) {
-    // try to write at once; what does not fit goes out on EPOLLOUT
-    auto& [p, off] = l->outq.front();
-    while (off < p->size()) {
-      ssize_t n = ::send(l->fd, p->data() + off, p->size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n <= 0) break;
-      off += size_t(n);
-    }
-    if (off == p->size()) {
-      l->outq.pop_front();
-      return at;
-    }
-  }
-  if (!l->want_out) {
-    l->want_out = true;
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLOUT;
-    ev.data.ptr = l->tag;
-    epoll_ctl(epfd_, EPOLL_CTL_MOD, l->fd, &ev);
-  }
+  // try to write at once; what does not fit goes out on EPOLLOUT
+  if (l->outq.size() == 1 && write_outq_locked(l) == Written::kAll) return at;
+  if (!l->want_out) want_out_locked(l, true);
   return at;
+}
+
+Engine::Written Engine::write_outq_locked(Link* l) {
+  while (!l->outq.empty()) {
+    auto& [p, off] = l->outq.front();
+    ssize_t n = ::send(l->fd, p->data() + off, p->size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) return errno == EAGAIN || errno == EINTR ? Written::kSocketFull : Written::kPeerGone;
+    if (n == 0) return Written::kSocketFull;
+    off += size_t(n);
+    if (off == p->size()) l->outq.pop_front();
+  }
+  return Written::kAll;
+}
+
+void Engine::want_out_locked(Link* l, bool want) {
+  l->want_out = want;
+  epoll_event ev{};
+  ev.events = want ? EPOLLIN | EPOLLOUT : EPOLLIN;
+  ev.data.ptr = l->tag;
+  epoll_ctl(epfd_, EPOLL_CTL_MOD, l->fd, &ev);
 }
 
 Engine::DeferredWrites::DeferredWrites() : outer_(t_deferred) { t_deferred = this; }
@@ -436,42 +439,16 @@ Engine::DeferredWrites::~DeferredWrites() {
 void Engine::write_queued(Link* l) {
   std::lock_guard<std::mutex> g(l->mu);
   if (l->fd < 0 || l->want_out) return;  // lost, or EPOLLOUT will write it
-  while (!l->outq.empty()) {
-    auto& [p, off] = l->outq.front();
-    ssize_t n = ::send(l->fd, p->data() + off, p->size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n <= 0) break;
-    off += size_t(n);
-    if (off == p->size()) l->outq.pop_front();
-  }
-  if (l->outq.empty()) return;
-  l->want_out = true;
-  epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLOUT;
-  ev.data.ptr = l->tag;
-  epoll_ctl(epfd_, EPOLL_CTL_MOD, l->fd, &ev);
+  if (write_outq_locked(l) != Written::kAll) want_out_locked(l, true);
 }
 
 void Engine::flush_link(Link* l, bool) {
   std::lock_guard<std::mutex> g(l->mu);
   if (l->fd < 0) return;
-  while (!l->outq.empty()) {
-    auto& [p, off] = l->outq.front();
-    ssize_t n = ::send(l->fd, p->data() + off, p->size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EINTR) return;
-      l->outq.clear();  // peer gone: everything queued is lost
-      break;
-    }
-    off += size_t(n);
-    if (off == p->size()) l->outq.pop_front();
-  }
-  if (l->want_out) {
-    l->want_out = false;
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.ptr = l->tag;
-    epoll_ctl(epfd_, EPOLL_CTL_MOD, l->fd, &ev);
-  }
+  Written w = write_outq_locked(l);
+  if (w == Written::kSocketFull) return;
+  if (w == Written::kPeerGone) l->outq.clear();  // everything queued is lost
+  if (l->want_out) want_out_locked(l, false);
 }
 
 void Engine::close_link(Link* l) {

@@ -324,6 +324,11 @@ class Engine {
   void read_link(Link* l);
   void flush_link(Link* l, bool from_progress);
   void write_queued(Link* l);
+  // The link's queue, front first, until it is empty or the socket is full
+  // or broken; l->mu held.
+  enum class Written { kAll, kSocketFull, kPeerGone };
+  Written write_outq_locked(Link* l);
+  void want_out_locked(Link* l, bool want);  // (un)subscribe to EPOLLOUT
   void deliver_held(uint64_t now, uint64_t* next_ns);
   void close_link(Link* l);
   void serve_control();
