@@ -387,4 +387,9 @@ TESTS += tests/unit/engine/test_engine_qos
 tests_unit_engine_test_engine_qos_SOURCES = tests/unit/engine/test_engine_qos.cpp tests/unit/engine/engine_pair.h
 tests_unit_engine_test_engine_qos_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_engine_test_engine_qos_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/unit/engine/test_engine_drive
+TESTS += tests/unit/engine/test_engine_drive
+tests_unit_engine_test_engine_drive_SOURCES = tests/unit/engine/test_engine_drive.cpp tests/unit/engine/engine_pair.h
+tests_unit_engine_test_engine_drive_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_engine_drive_LDADD = $(TEST_LIBS)
 endif

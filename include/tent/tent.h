@@ -22,8 +22,11 @@
  * throws, exits or prints; tent_strerror() names a status. All functions are
  * thread-safe. The engine runs its own progress thread: incoming data, the
  * passive side of connections and message reassembly need no call from the
- * application. Only tent_connect() blocks on the network (at most
- * connect_timeout_ms, see tent.conf(5)).
+ * application. While the application calls tent_poll() and tent_wait(),
+ * those calls drive the engine on the calling thread instead and the
+ * progress thread sleeps (caller_progress in tent.conf(5)). Only
+ * tent_connect() blocks on the network (at most connect_timeout_ms, see
+ * tent.conf(5)).
  */
 #ifndef TENT_TENT_H
 #define TENT_TENT_H
@@ -139,7 +142,9 @@ TENT_API int tent_mem_remote_key(tent_mem_t *mem, const void **key, size_t *leng
 /* Connections ------------------------------------------------------------- */
 
 TENT_API int tent_connect(tent_engine_t *engine, const void *blob, size_t length, tent_peer_t **peer);
-/* Called on the progress thread when a peer's connection is lost; must not block. */
+/* Called when a peer's connection is lost, on the thread driving the engine:
+ * its progress thread, or an application thread inside tent_poll() or
+ * tent_wait() (never inside a post). Must not block. */
 typedef void (*tent_peer_unreachable_cb)(tent_peer_t *peer, int status, void *arg);
 TENT_API int tent_set_peer_unreachable_callback(tent_engine_t *engine, tent_peer_unreachable_cb cb, void *arg);
 
@@ -161,8 +166,9 @@ TENT_API int tent_post_send(tent_peer_t *peer, const void *data, size_t length, 
 /* A buffer for the next message from any peer, filled in arrival order; a
  * TENT_OP_RECV completion reports it. */
 TENT_API int tent_post_recv(tent_engine_t *engine, void *buffer, size_t length, uint64_t cookie);
-/* Instead of receive buffers: every message is passed to cb on the progress
- * thread (the bytes are valid during the call only). NULL removes it. */
+/* Instead of receive buffers: every message is passed to cb on the thread
+ * driving the engine, as for the unreachable callback (the bytes are valid
+ * during the call only). NULL removes it. */
 typedef void (*tent_recv_cb)(tent_peer_t *peer, const void *data, size_t length, void *arg);
 TENT_API int tent_set_recv_callback(tent_engine_t *engine, tent_recv_cb cb, void *arg);
 
@@ -171,7 +177,9 @@ TENT_API int tent_poll(tent_engine_t *engine, tent_completion_t *out, int max);
 /* Sleeps until a completion is ready for tent_poll() or timeout_ms have
  * passed (negative: no limit; 0: does not sleep); returns how many are
  * ready (0 on timeout) or a status. It takes none: call tent_poll() next.
- * Instead of spinning on tent_poll(), this leaves the CPU to the engine. */
+ * The waiting thread drives the engine: with requests in flight it polls
+ * the rails for up to progress_spin_us, then sleeps until a completion or
+ * an event. */
 TENT_API int tent_wait(tent_engine_t *engine, int timeout_ms);
 
 /* Statistics of up to max rails into out; returns the number of rails the

@@ -20,7 +20,8 @@ namespace tent_bench {
 
 namespace {
 
-// Receives the client's messages on the engine's progress thread and checks
+// Receives the client's messages on the thread driving the engine (its
+// progress thread, or this program's in tent_wait()) and checks
 // their length, sequence number (order, exactly once) and content.
 struct Receiver {
     std::uint64_t size = 0;

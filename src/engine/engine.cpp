@@ -124,6 +124,10 @@ Status Engine::start() {
 
 Engine::~Engine() {
     stop_ = true;
+    {
+        std::lock_guard lock(lease_mutex_);  // a napping progress thread sees stop_ at once
+    }
+    lease_cv_.notify_all();
     if (wake_fd_) {
         std::uint64_t one = 1;
         (void)!::write(wake_fd_.get(), &one, sizeof one);
@@ -199,8 +203,8 @@ Status Engine::submit(std::unique_ptr<Op> op) {
         if (unreachable_.count(op->peer)) return Status(Code::PeerUnreachable, "peer is unreachable");
         op->id = next_op_id_++;
         submitted_.push_back(std::move(op));
-        wake_progress_locked();
     }
+    start_or_wake();
     return Status::ok();
 }
 
@@ -228,6 +232,9 @@ void Engine::set_unreachable_callback(UnreachableCallback callback) {
 }
 
 std::size_t Engine::poll(std::vector<EngineCompletion>& out, std::size_t max) {
+    // Completions already queued are returned without a turn: the caller
+    // takes them (and posts more) sooner, and calls again when none is left.
+    if (params_.caller_progress && !this_thread_drives() && ready_completions() == 0) drive_once();
     std::lock_guard lock(mutex_);
     std::size_t n = 0;
     while (n < max && !completions_.empty()) {
@@ -239,6 +246,8 @@ std::size_t Engine::poll(std::vector<EngineCompletion>& out, std::size_t max) {
 }
 
 std::size_t Engine::wait(std::chrono::milliseconds timeout) {
+    if (params_.caller_progress && timeout != std::chrono::milliseconds::zero() && !this_thread_drives())
+        return wait_driving(timeout);
     std::unique_lock lock(mutex_);
     if (completions_.empty() && timeout != std::chrono::milliseconds::zero()) {
         ++completion_waiters_;

@@ -13,6 +13,14 @@
 // the application calling in. Public calls are thread-safe and never block on
 // the network except connect().
 //
+// Driving (engine_drive.cpp): one thread at a time runs a progress turn,
+// the one holding drive_mutex_; nobody holds it while sleeping. With
+// caller_progress an application thread inside poll() or wait() drives the
+// engine itself, and a post starts its request at once when no turn is
+// running: the hand-offs to and from the progress thread (a wake-up each
+// way per operation) are gone while the application calls in, and the
+// progress thread sleeps until it stops calling (kApplicationGrace).
+//
 // Every operation gets a per-connection sequence number; one-sided transfers
 // above striping_threshold are striped over the rails (chunk_plan.h), the
 // chunk ending the transfer posted last; messages are fragmented
@@ -133,12 +141,36 @@ private:
     std::vector<TransportProvider*> provider_list() const;
     RailContext context_for(std::size_t provider, std::uint64_t connection_id, const wire::AddressBlob& peer) const;
 
-    // Progress thread (engine_progress.cpp, engine_accept.cpp, engine_datapath.cpp).
+    // Driving (engine_drive.cpp). Everything below that is "progress thread
+    // only" belongs to the thread holding drive_mutex_.
+    struct SleepSet;
     void run();
+    // One turn: new connections, submitted requests, every rail, the control
+    // channel, timers. True when it found work.
     bool progress_once();
-    void wait_for_work(bool busy);
-    // After queuing work for the progress thread, under mutex_: writes
-    // wake_fd_ only when the thread sleeps in poll() and nobody woke it yet.
+    // Starts what was submitted (and adopts new connections) without
+    // draining rails, so no callback runs inside a post.
+    void start_submitted();
+    // Through the QoS queue, so a burst is started high priority first.
+    void start_ops(std::deque<std::unique_ptr<Op>>& submitted);
+    // Drive lock held: whether the driver may sleep now, and on what. False:
+    // run another turn at once (work found, spinning, work queued).
+    bool prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms);
+    // Drive lock not held: sleeps in poll() on what prepare_sleep() chose.
+    void sleep_for_work(SleepSet& sleep);
+    bool this_thread_drives() const;
+    // The progress thread keeps out of the way (caller_progress).
+    bool application_drives() const;
+    // wait() on an application thread that drives while it waits.
+    std::size_t wait_driving(std::chrono::milliseconds timeout);
+    // poll(): one turn on the calling thread unless one is running.
+    void drive_once();
+    // After a submission: start it on the calling thread unless a turn is
+    // running (that turn then finds it), and wake a sleeping driver.
+    void start_or_wake();
+    std::size_t ready_completions();
+    // After queuing work for the driver, under mutex_: writes wake_fd_ only
+    // when a driver sleeps in poll() and nobody woke it yet.
     void wake_progress_locked();
     void accept_connections();
     void serve_handshake(UniqueFd fd);
@@ -233,11 +265,27 @@ private:
     UnreachableCallback unreachable_callback_;
     std::vector<RailStats> stats_;  // refreshed by the progress thread
     std::uint64_t next_op_id_ = 1;
-    // The progress thread sleeps in poll() (or is about to): posting
-    // threads write wake_fd_ only then, once per sleep. A busy progress
-    // thread finds new work in submitted_ without a system call.
-    bool progress_asleep_ = false;
+    // Drivers sleeping in poll() (or about to): posting threads write
+    // wake_fd_ only then, once until a sleeper reads it. A busy driver finds
+    // new work in submitted_ without a system call.
+    std::size_t sleepers_ = 0;
     bool wake_written_ = false;
+
+    // How long the driver may go without reading its listeners, device
+    // events and control sockets while it is too busy to poll() them.
+    static constexpr auto kServiceInterval = std::chrono::milliseconds(1);
+    // How long after an application thread's last turn the progress thread
+    // stays asleep: the application is likely to call in again by then.
+    static constexpr auto kApplicationGrace = std::chrono::milliseconds(2);
+
+    // Held for a progress turn, never while sleeping.
+    std::mutex drive_mutex_;
+    // Application threads inside wait() as drivers, and when one last ran a
+    // turn (steady clock, ns): the progress thread keeps out of the way.
+    std::atomic<int> application_drivers_{0};
+    std::atomic<std::int64_t> application_turn_ns_{0};
+    std::mutex lease_mutex_;  // the progress thread naps on lease_cv_ meanwhile
+    std::condition_variable lease_cv_;
 
     // Progress thread only.
     std::map<PeerId, std::unique_ptr<Connection>> connections_;
@@ -264,10 +312,11 @@ private:
     // The listeners, device event queues and control sockets are read when
     // poll() found one readable, else at most every kServiceInterval: on a
     // busy loop each read would be a failing system call.
-    bool service_due_ = true;
+    std::atomic<bool> service_due_{true};
     TimePoint last_service_{};
     TimePoint last_monitor_tick_{};
     TimePoint last_busy_{};  // last turn that found work (progress_spin)
+    bool stats_stale_ = false;  // requests started outside a turn: rail_stats() lags
 
     std::atomic<bool> stop_{false};
     std::thread thread_;

@@ -13,6 +13,7 @@ EngineParams EngineParams::from_config(const Config& config) {
     p.failover_timeout = std::chrono::milliseconds(config.get_int(Knob::FailoverTimeoutMs));
     p.silence = RailSilenceParams::from_config(config);
     p.progress_spin = std::chrono::microseconds(config.get_int(Knob::ProgressSpinUs));
+    p.caller_progress = config.get_bool(Knob::CallerProgress);
     p.qos_window = QosWindowParams::from_config(config);
     p.qos_lane = config.get_bool(Knob::QosLane);
     return p;

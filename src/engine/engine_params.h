@@ -20,6 +20,7 @@ struct EngineParams {
     int max_failover_attempts = 0;  // per piece; 0 = failover off
     Duration failover_timeout{};    // longest wait for a usable rail
     Duration progress_spin{};       // polling with work in flight before sleeping
+    bool caller_progress = true;    // application threads drive progress in poll/wait/post
     RailSilenceParams silence;
     QosWindowParams qos_window;
     bool qos_lane = true;

@@ -1,6 +1,7 @@
-// The progress thread: adopts new connections, starts submitted requests in
+// A progress turn: adopts new connections, starts submitted requests in
 // priority order, drives every rail, serves the passive side of the control
 // channel and watches each peer's control connection for its going away.
+// Who runs it, and how a driver sleeps: engine_drive.cpp.
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,22 +18,6 @@
 
 namespace tent {
 
-void Engine::run() {
-    while (!stop_.load()) {
-        bool busy = progress_once();
-        if (stop_.load()) break;
-        wait_for_work(busy);
-    }
-}
-
-namespace {
-
-// How long the progress thread may go without reading its listeners,
-// device events and control sockets while it is too busy to poll() them.
-constexpr auto kServiceInterval = std::chrono::milliseconds(1);
-
-} // namespace
-
 bool Engine::progress_once() {
     std::deque<std::unique_ptr<Op>> submitted;
     std::vector<std::unique_ptr<Connection>> connected;
@@ -45,19 +30,15 @@ bool Engine::progress_once() {
         recvs_changed_ = false;
     }
     bool busy = !submitted.empty() || !connected.empty();
+    const TimePoint start = clock_.now();  // one reading for the turn's start (clock reads show in profiles)
+    if (start - last_service_ >= kServiceInterval) service_due_ = true;
     for (auto& c : connected) add_connection(std::move(c));
     // A new connection's control socket may already hold frames.
     const bool service = service_due_ || !connected.empty();
     if (service) poll_device_events();
     // Waiting pieces first: they were posted before anything new.
-    for (auto& [id, conn] : connections_) serve_parked(*conn, clock_.now());
-    // Through the QoS queue, so a burst is started high priority first.
-    for (auto& op : submitted) {
-        qos_->push(op->id, op->options.priority);
-        priority_activity_.started(op->options.priority);
-        ops_[op->id] = std::move(op);
-    }
-    while (auto next = qos_->pop()) start_op_by_id(next->id);
+    for (auto& [id, conn] : connections_) serve_parked(*conn, start);
+    start_ops(submitted);
 
     if (service) {
         accept_connections();
@@ -93,89 +74,38 @@ bool Engine::progress_once() {
         care_for_rails(*conn, due, now);
         expire_syncs(*conn, now);
     }
-    if (busy || recvs_changed) refresh_stats();
+    if (busy || recvs_changed || stats_stale_) refresh_stats();
+    if (busy) last_busy_ = now;  // progress_spin counts from here
     return busy;
 }
 
-void Engine::wait_for_work(bool busy) {
-    const TimePoint now = clock_.now();
-    if (now - last_service_ >= kServiceInterval) service_due_ = true;
-    if (busy) {
-        last_busy_ = now;
-        return;
-    }
-    // With work in flight a completion is usually microseconds away: when
-    // asked to, look again rather than pay a sleep and a wake-up for it.
-    // With none in flight nothing is coming: an idle engine never spins.
-    if (!inflight_.empty() && now - last_busy_ < params_.progress_spin) return;
-    // About to sleep: arm every rail, then look once more, so a completion
-    // that came between the last look and the arming is not slept through.
-    bool found = false;
-    for (auto& [id, conn] : connections_)
-        for (auto& r : conn->rails) r.rail.rail->prepare_to_wait();
-    for (auto& [id, conn] : connections_)
-        for (std::size_t r = 0; r < conn->rails.size(); ++r) found = drain_rail(*conn, r) || found;
-    if (found) {
-        refresh_stats();  // as after any turn that found work
-        return;
-    }
+void Engine::start_submitted() {
+    // Pieces waiting for a rail go first, and serving them may give up on a
+    // peer (a callback): left to a full turn.
+    for (const auto& [id, conn] : connections_)
+        if (!conn->parked.empty()) return;
+    std::deque<std::unique_ptr<Op>> submitted;
+    std::vector<std::unique_ptr<Connection>> connected;
     {
         std::lock_guard lock(mutex_);
-        if (!submitted_.empty() || !connecting_.empty() || recvs_changed_) return;
-        progress_asleep_ = true;
+        submitted.swap(submitted_);
+        connected.swap(connecting_);
     }
-
-    std::vector<pollfd> fds;
-    fds.push_back({wake_fd_.get(), POLLIN, 0});
-    fds.push_back({listen_fd_.get(), POLLIN, 0});
-    for (auto& p : providers_) {
-        if (p->incoming_fd() >= 0) fds.push_back({p->incoming_fd(), POLLIN, 0});
-        for (int fd : p->event_fds()) fds.push_back({fd, POLLIN, 0});
-    }
-    TimePoint next_timer = TimePoint::max();
-    bool waiting = false;  // pieces parked or awaiting a sync: look again soon
-    for (auto& [id, conn] : connections_) {
-        waiting = waiting || !conn->parked.empty() || !conn->syncs.empty();
-        if (!conn->unreachable) fds.push_back({conn->control.get(), POLLIN, 0});
-    }
-    const std::size_t service_end = fds.size();  // descriptors read when service_due_
-    for (auto& [id, conn] : connections_) {
-        for (auto& r : conn->rails) {
-            const Rail& rail = *r.rail.rail;
-            if (rail.wait_fd() >= 0)
-                fds.push_back({rail.wait_fd(), static_cast<short>(POLLIN | (rail.wants_write() ? POLLOUT : 0)), 0});
-            next_timer = std::min(next_timer, rail.next_timer());
-        }
-    }
-    // Rails without a descriptor (loopback) and pending operations are polled
-    // every millisecond; otherwise the thread sleeps until a descriptor fires
-    // or a rail's timer is due.
-    int timeout_ms = (fd_less_rails_ || waiting || !inflight_.empty() || !deferred_.empty()) ? 1 : 100;
-    if (next_timer != TimePoint::max()) {
-        auto until = std::chrono::duration_cast<std::chrono::milliseconds>(next_timer - clock_.now()).count() + 1;
-        timeout_ms = static_cast<int>(std::clamp<long long>(until, 0, timeout_ms));
-    }
-    (void)::poll(fds.data(), fds.size(), timeout_ms);
-    {
-        std::lock_guard lock(mutex_);
-        progress_asleep_ = false;
-        wake_written_ = false;
-    }
-    // Drained whenever it is readable: a wake-up written just after the
-    // poll returned is then taken at the next sleep.
-    if (fds[0].revents & POLLIN) {
-        std::uint64_t drained;
-        while (::read(wake_fd_.get(), &drained, sizeof drained) > 0) {
-        }
-    }
-    for (std::size_t i = 1; i < service_end && !service_due_; ++i) service_due_ = fds[i].revents != 0;
+    if (!connected.empty()) service_due_ = true;  // their control sockets may already hold frames
+    for (auto& c : connected) add_connection(std::move(c));
+    if (submitted.empty()) return;
+    start_ops(submitted);
+    last_busy_ = clock_.now();
+    stats_stale_ = true;  // the next turn publishes them; a sleeping driver is woken for it
 }
 
-void Engine::wake_progress_locked() {
-    if (!progress_asleep_ || wake_written_) return;
-    wake_written_ = true;
-    std::uint64_t one = 1;
-    (void)!::write(wake_fd_.get(), &one, sizeof one);
+void Engine::start_ops(std::deque<std::unique_ptr<Op>>& submitted) {
+    for (auto& op : submitted) {
+        qos_->push(op->id, op->options.priority);
+        priority_activity_.started(op->options.priority);
+        ops_[op->id] = std::move(op);
+    }
+    while (auto next = qos_->pop()) start_op_by_id(next->id);
 }
 
 void Engine::accept_connections() {
@@ -224,6 +154,7 @@ void Engine::refresh_stats() {
             metrics_->inflight_bytes_series(name).set(static_cast<double>(r.inflight_bytes));
             metrics_->set_ewma_bandwidth(name, r.ewma_bw);
         }
+    stats_stale_ = false;
     std::lock_guard lock(mutex_);
     stats_ = std::move(stats);
 }

@@ -1,0 +1,249 @@
+// Who drives the engine, and how a driver sleeps.
+//
+// A progress turn (progress_once) runs on one thread at a time: the one
+// holding drive_mutex_. That is the engine's progress thread or, with
+// caller_progress, an application thread inside poll(), wait() or a post.
+// Nobody holds the lock while sleeping, so a post finds it free unless a
+// turn is running right then.
+//
+// While the application drives (a thread is inside wait(), or one ran a
+// turn less than kApplicationGrace ago) the progress thread naps on
+// lease_cv_ instead of sleeping on the rails: otherwise every completion
+// would wake two threads. When the application stops calling in, the
+// progress thread takes over within kApplicationGrace.
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "engine/connection.h"
+#include "engine/engine.h"
+
+namespace tent {
+
+namespace {
+
+thread_local const Engine* t_driving = nullptr;
+
+// This thread drives `engine` for the scope's life (a callback may drive
+// another engine inside; each scope restores the one before it).
+class DriveScope {
+public:
+    explicit DriveScope(const Engine* engine) : previous_(t_driving) { t_driving = engine; }
+    ~DriveScope() { t_driving = previous_; }
+    DriveScope(const DriveScope&) = delete;
+    DriveScope& operator=(const DriveScope&) = delete;
+
+private:
+    const Engine* previous_;
+};
+
+std::int64_t steady_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// A driver's longest sleep: rail timers and the service interval are
+// looked after by prepare_sleep()'s own limits within it.
+constexpr int kLongestSleepMs = 100;
+
+} // namespace
+
+struct Engine::SleepSet {
+    std::vector<pollfd> fds;    // [0] wake_fd_, then [1, service_end) read when service_due_, then rails
+    std::size_t service_end = 1;
+    int timeout_ms = 0;
+};
+
+bool Engine::this_thread_drives() const { return t_driving == this; }
+
+bool Engine::application_drives() const {
+    if (!params_.caller_progress) return false;
+    if (application_drivers_.load() > 0) return true;
+    const auto grace = std::chrono::duration_cast<std::chrono::nanoseconds>(kApplicationGrace).count();
+    return steady_ns() - application_turn_ns_.load(std::memory_order_relaxed) < grace;
+}
+
+void Engine::run() {
+    while (!stop_.load()) {
+        if (application_drives()) {
+            std::unique_lock lock(lease_mutex_);
+            lease_cv_.wait_for(lock, kApplicationGrace, [this] { return stop_.load(); });
+            continue;
+        }
+        SleepSet sleep;
+        {
+            std::lock_guard drive(drive_mutex_);
+            DriveScope scope(this);
+            const bool busy = progress_once();
+            if (stop_.load()) break;
+            if (!prepare_sleep(busy, sleep, kLongestSleepMs)) continue;
+        }
+        sleep_for_work(sleep);
+    }
+}
+
+std::size_t Engine::ready_completions() {
+    std::lock_guard lock(mutex_);
+    return completions_.size();
+}
+
+void Engine::drive_once() {
+    std::unique_lock drive(drive_mutex_, std::try_to_lock);
+    if (!drive.owns_lock()) return;  // a turn is running: its completions are queued for us
+    DriveScope scope(this);
+    (void)progress_once();
+    application_turn_ns_.store(steady_ns(), std::memory_order_relaxed);
+}
+
+void Engine::start_or_wake() {
+    if (params_.caller_progress && !this_thread_drives()) {
+        std::unique_lock drive(drive_mutex_, std::try_to_lock);
+        if (drive.owns_lock()) {
+            DriveScope scope(this);
+            start_submitted();
+        }
+    }
+    // A driver asleep in poll() chose its descriptors and timeout before
+    // this request existed (a TCP rail may now want POLLOUT): wake it. No
+    // system call when nobody sleeps, as while the application drives.
+    std::lock_guard lock(mutex_);
+    wake_progress_locked();
+}
+
+std::size_t Engine::wait_driving(std::chrono::milliseconds timeout) {
+    using Steady = std::chrono::steady_clock;
+    const Steady::time_point deadline =
+        timeout < std::chrono::milliseconds::zero() ? Steady::time_point::max() : Steady::now() + timeout;
+    // Present as a driver for the whole wait, so the progress thread keeps
+    // out of the way also while this thread sleeps.
+    struct Presence {
+        Engine& engine;
+        explicit Presence(Engine& e) : engine(e) { engine.application_drivers_.fetch_add(1); }
+        ~Presence() {
+            engine.application_turn_ns_.store(steady_ns(), std::memory_order_relaxed);
+            engine.application_drivers_.fetch_sub(1);
+        }
+        Presence(const Presence&) = delete;
+        Presence& operator=(const Presence&) = delete;
+    } presence(*this);
+    for (;;) {
+        if (std::size_t n = ready_completions()) return n;
+        const Steady::time_point now = Steady::now();
+        if (now >= deadline) return 0;
+        std::unique_lock drive(drive_mutex_, std::try_to_lock);
+        if (!drive.owns_lock()) {
+            // Another thread runs a turn; it queues what completes and
+            // notifies. Look again soon: it may go to sleep without one.
+            std::unique_lock lock(mutex_);
+            ++completion_waiters_;
+            completion_ready_.wait_until(lock, std::min(deadline, now + kServiceInterval),
+                                         [this] { return !completions_.empty(); });
+            --completion_waiters_;
+            continue;
+        }
+        int cap = kLongestSleepMs;
+        if (deadline != Steady::time_point::max()) {
+            auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+            cap = static_cast<int>(std::clamp<long long>(left, 1, kLongestSleepMs));
+        }
+        SleepSet sleep;
+        bool sleeping;
+        {
+            DriveScope scope(this);
+            const bool busy = progress_once();
+            if (std::size_t n = ready_completions()) return n;
+            sleeping = prepare_sleep(busy, sleep, cap);
+        }
+        drive.unlock();
+        if (sleeping) sleep_for_work(sleep);
+    }
+}
+
+bool Engine::prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms) {
+    if (busy) return false;
+    const TimePoint now = clock_.now();
+    // With work in flight a completion is usually microseconds away: when
+    // asked to, look again rather than pay a sleep and a wake-up for it.
+    // With none in flight nothing is coming: an idle engine never spins.
+    if (!inflight_.empty() && now - last_busy_ < params_.progress_spin) return false;
+    // About to sleep: arm every rail, then look once more, so a completion
+    // that came between the last look and the arming is not slept through.
+    bool found = false;
+    for (auto& [id, conn] : connections_)
+        for (auto& r : conn->rails) r.rail.rail->prepare_to_wait();
+    for (auto& [id, conn] : connections_)
+        for (std::size_t r = 0; r < conn->rails.size(); ++r) found = drain_rail(*conn, r) || found;
+    if (found) {
+        refresh_stats();  // as after any turn that found work
+        return false;
+    }
+    {
+        std::lock_guard lock(mutex_);
+        if (!submitted_.empty() || !connecting_.empty() || recvs_changed_) return false;
+        ++sleepers_;  // from here on a submission writes wake_fd_
+    }
+
+    auto& fds = sleep.fds;
+    fds.push_back({wake_fd_.get(), POLLIN, 0});
+    fds.push_back({listen_fd_.get(), POLLIN, 0});
+    for (auto& p : providers_) {
+        if (p->incoming_fd() >= 0) fds.push_back({p->incoming_fd(), POLLIN, 0});
+        for (int fd : p->event_fds()) fds.push_back({fd, POLLIN, 0});
+    }
+    TimePoint next_timer = TimePoint::max();
+    bool waiting = false;  // pieces parked or awaiting a sync: look again soon
+    for (auto& [id, conn] : connections_) {
+        waiting = waiting || !conn->parked.empty() || !conn->syncs.empty();
+        if (!conn->unreachable) fds.push_back({conn->control.get(), POLLIN, 0});
+    }
+    sleep.service_end = fds.size();
+    for (auto& [id, conn] : connections_) {
+        for (auto& r : conn->rails) {
+            const Rail& rail = *r.rail.rail;
+            if (rail.wait_fd() >= 0)
+                fds.push_back({rail.wait_fd(), static_cast<short>(POLLIN | (rail.wants_write() ? POLLOUT : 0)), 0});
+            next_timer = std::min(next_timer, rail.next_timer());
+        }
+    }
+    // Rails without a descriptor (loopback) and pending operations are polled
+    // every millisecond; otherwise the driver sleeps until a descriptor fires
+    // or a rail's timer is due.
+    int timeout_ms = (fd_less_rails_ || waiting || !inflight_.empty() || !deferred_.empty()) ? 1 : max_timeout_ms;
+    if (next_timer != TimePoint::max()) {
+        auto until = std::chrono::duration_cast<std::chrono::milliseconds>(next_timer - clock_.now()).count() + 1;
+        timeout_ms = static_cast<int>(std::clamp<long long>(until, 0, timeout_ms));
+    }
+    sleep.timeout_ms = std::min(timeout_ms, max_timeout_ms);
+    return true;
+}
+
+void Engine::sleep_for_work(SleepSet& sleep) {
+    // The descriptors may close while this thread sleeps (another driver
+    // fails a rail): poll() then reports POLLNVAL, and only the wake-up and
+    // service descriptors' events are read below.
+    (void)::poll(sleep.fds.data(), sleep.fds.size(), sleep.timeout_ms);
+    {
+        std::lock_guard lock(mutex_);
+        --sleepers_;
+        // Whoever reads the eventfd clears wake_written_ (both happen under
+        // mutex_, so the flag says whether a wake-up is pending): one
+        // written just after poll() returned is taken now, not slept on.
+        std::uint64_t drained;
+        if (wake_written_ && ::read(wake_fd_.get(), &drained, sizeof drained) > 0) wake_written_ = false;
+    }
+    for (std::size_t i = 1; i < sleep.service_end; ++i)
+        if (sleep.fds[i].revents != 0) {
+            service_due_ = true;
+            break;
+        }
+}
+
+void Engine::wake_progress_locked() {
+    if (sleepers_ == 0 || wake_written_) return;
+    wake_written_ = true;
+    std::uint64_t one = 1;
+    (void)!::write(wake_fd_.get(), &one, sizeof one);
+}
+
+} // namespace tent

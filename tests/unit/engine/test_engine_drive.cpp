@@ -1,0 +1,187 @@
+// Who drives the engine (engine_drive.cpp): with caller_progress an
+// application thread inside wait()/poll() runs the progress turns itself,
+// so callbacks run on it; the progress thread takes over when the
+// application stops calling in; a callback may post while its thread
+// drives; several application threads may drive one engine in turn.
+#include <criterion/criterion.h>
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "engine_pair.h"
+
+using namespace tent;
+using namespace tent::test;
+using Steady = std::chrono::steady_clock;
+
+namespace {
+
+// Calls e.wait() (which drives e) until done() or the time limit.
+template <typename Done>
+bool drive_until(Engine& e, Done done, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+    const auto deadline = Steady::now() + limit;
+    while (!done()) {
+        if (Steady::now() > deadline) return false;
+        (void)e.wait(std::chrono::milliseconds(2));
+        std::vector<EngineCompletion> sink;
+        (void)e.poll(sink, 64);
+    }
+    return true;
+}
+
+struct Arrivals {
+    std::mutex mu;
+    std::vector<std::vector<std::uint8_t>> messages;
+    std::vector<std::thread::id> threads;
+
+    void add(std::span<const std::uint8_t> m) {
+        std::lock_guard lock(mu);
+        messages.emplace_back(m.begin(), m.end());
+        threads.push_back(std::this_thread::get_id());
+    }
+    std::size_t count() {
+        std::lock_guard lock(mu);
+        return messages.size();
+    }
+};
+
+Config with_caller_progress(bool on) {
+    Config c = loopback_config();
+    (void)c.set(Knob::CallerProgress, on ? "true" : "false", api_source());
+    return c;
+}
+
+// b's main thread waits on b (driving it or not, per the configuration)
+// while a sends one message; returns the thread b's callback ran on.
+std::thread::id callback_thread_while_waiting(bool caller_progress) {
+    EnginePair p(1, {0}, with_caller_progress(caller_progress));
+    cr_assert(p.a && p.b && p.a_to_b);
+    Arrivals got;
+    p.b->set_recv_callback([&](PeerId, std::span<const std::uint8_t> m) { got.add(m); });
+    // Wait on b for a while first, so that its progress thread has seen
+    // the application drive and stepped aside before the message comes.
+    const auto settle = Steady::now() + std::chrono::milliseconds(30);
+    while (Steady::now() < settle) (void)p.b->wait(std::chrono::milliseconds(2));
+    std::vector<std::uint8_t> msg(3000);
+    fill(msg, 11);
+    cr_assert(p.a->post_send(p.a_to_b, msg.data(), msg.size(), with_cookie(1)).is_ok());
+    cr_assert(drive_until(*p.b, [&] { return got.count() == 1; }), "the message did not arrive");
+    std::lock_guard lock(got.mu);
+    cr_expect(got.messages[0] == msg);
+    return got.threads[0];
+}
+
+} // namespace
+
+Test(engine_drive, callbacks_run_on_the_thread_that_waits) {
+    cr_expect(callback_thread_while_waiting(true) == std::this_thread::get_id(),
+              "with caller_progress the waiting thread delivers the message");
+}
+
+Test(engine_drive, without_caller_progress_callbacks_run_on_the_progress_thread) {
+    cr_expect(callback_thread_while_waiting(false) != std::this_thread::get_id(),
+              "with caller_progress=false only the progress thread delivers");
+}
+
+Test(engine_drive, the_progress_thread_takes_over_when_the_application_stops_calling) {
+    EnginePair p(1, {0});
+    cr_assert(p.a && p.b && p.a_to_b);
+    Arrivals got;
+    p.b->set_recv_callback([&](PeerId, std::span<const std::uint8_t> m) { got.add(m); });
+    const auto settle = Steady::now() + std::chrono::milliseconds(30);
+    while (Steady::now() < settle) (void)p.b->wait(std::chrono::milliseconds(2));
+    // Nobody calls b from here on: its progress thread must deliver.
+    std::vector<std::uint8_t> msg(5000);
+    fill(msg, 12);
+    cr_assert(p.a->post_send(p.a_to_b, msg.data(), msg.size(), with_cookie(1)).is_ok());
+    const auto deadline = Steady::now() + std::chrono::seconds(5);
+    while (got.count() == 0 && Steady::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    cr_assert_eq(got.count(), 1u, "the message was not delivered without the application calling in");
+    std::lock_guard lock(got.mu);
+    cr_expect(got.messages[0] == msg);
+    cr_expect(got.threads[0] != std::this_thread::get_id());
+}
+
+Test(engine_drive, a_callback_may_post_while_its_thread_drives) {
+    // b echoes every message from inside its receive callback, which runs
+    // on the thread waiting on b: the post must neither deadlock on the
+    // drive lock that thread holds nor be lost.
+    EnginePair p(2, {0, 1});
+    cr_assert(p.a && p.b && p.a_to_b);
+    std::deque<std::vector<std::uint8_t>> echoes;  // stable until the echo's completion
+    std::atomic<int> echo_errors{0};
+    p.b->set_recv_callback([&](PeerId from, std::span<const std::uint8_t> m) {
+        echoes.emplace_back(m.begin(), m.end());
+        if (!p.b->post_send(from, echoes.back().data(), echoes.back().size(), with_cookie(echoes.size())).is_ok())
+            ++echo_errors;
+    });
+    Arrivals back;
+    p.a->set_recv_callback([&](PeerId, std::span<const std::uint8_t> m) { back.add(m); });
+    const int kMessages = 100;
+    std::vector<std::vector<std::uint8_t>> msgs(kMessages);
+    for (int i = 0; i < kMessages; ++i) {
+        msgs[i].resize(1 + (i * 733) % 9000);  // up to 3 fragments of 4 KiB
+        fill(msgs[i], 300 + i);
+        cr_assert(p.a->post_send(p.a_to_b, msgs[i].data(), msgs[i].size(), with_cookie(i)).is_ok());
+    }
+    cr_assert(drive_until(*p.b, [&] { return back.count() == kMessages; }), "%zu of %d echoes came back",
+              back.count(), kMessages);
+    cr_expect_eq(echo_errors.load(), 0);
+    std::lock_guard lock(back.mu);
+    for (int i = 0; i < kMessages; ++i) cr_expect(back.messages[i] == msgs[i], "echo %d out of order or corrupt", i);
+}
+
+Test(engine_drive, several_application_threads_drive_one_engine_in_turn) {
+    // Three threads post writes and wait on the same engine at once; the
+    // drive lock hands the turns around, every write completes once and
+    // every byte arrives.
+    EnginePair p(2, {0, 2});
+    cr_assert(p.a && p.b && p.a_to_b);
+    const int kThreads = 3, kWrites = 60;
+    const std::size_t kSize = 40000;  // above the striping threshold: striped over both rails
+    std::vector<std::uint8_t> src(kThreads * kWrites * kSize), dst(src.size(), 0);
+    std::vector<std::uint8_t> pattern(src.size());
+    fill(pattern, 77);
+    src = pattern;
+    auto rs = p.a->register_memory(src.data(), src.size(), wire::kAccessAll);
+    auto rd = p.b->register_memory(dst.data(), dst.size(), wire::kAccessAll);
+    cr_assert(rs.is_ok() && rd.is_ok());
+    const auto remote = handle_bytes(**rd);
+    std::atomic<int> completed{0}, failed{0}, post_errors{0};
+    std::mutex cookies_mu;
+    std::vector<int> seen(kThreads * kWrites, 0);
+    auto worker = [&](int t) {
+        for (int i = 0; i < kWrites; ++i) {
+            const std::size_t off = (static_cast<std::size_t>(t) * kWrites + i) * kSize;
+            if (!p.a->post_write(p.a_to_b, src.data() + off, kSize, remote,
+                                 reinterpret_cast<std::uint64_t>(dst.data() + off), with_cookie(t * kWrites + i))
+                     .is_ok())
+                ++post_errors;
+        }
+        const auto deadline = Steady::now() + std::chrono::seconds(20);
+        std::vector<EngineCompletion> out;
+        while (completed.load() < kThreads * kWrites && Steady::now() < deadline) {
+            (void)p.a->wait(std::chrono::milliseconds(5));
+            out.clear();
+            (void)p.a->poll(out, 16);
+            for (const auto& c : out) {
+                if (!c.status.is_ok()) ++failed;
+                std::lock_guard lock(cookies_mu);
+                if (c.cookie < seen.size()) ++seen[c.cookie];
+            }
+            completed += static_cast<int>(out.size());
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) threads.emplace_back(worker, t);
+    for (auto& th : threads) th.join();
+    cr_assert_eq(post_errors.load(), 0);
+    cr_assert_eq(completed.load(), kThreads * kWrites);
+    cr_expect_eq(failed.load(), 0);
+    for (std::size_t i = 0; i < seen.size(); ++i) cr_expect_eq(seen[i], 1, "write %zu completed %d times", i, seen[i]);
+    cr_expect(dst == pattern, "every byte written");
+}
