@@ -123,11 +123,7 @@ Status Engine::start() {
 }
 
 Engine::~Engine() {
-    stop_ = true;
-    {
-        std::lock_guard lock(lease_mutex_);  // a napping progress thread sees stop_ at once
-    }
-    lease_cv_.notify_all();
+    stop_ = true;  // a napping progress thread sees it within kApplicationGrace
     if (wake_fd_) {
         std::uint64_t one = 1;
         (void)!::write(wake_fd_.get(), &one, sizeof one);

@@ -159,6 +159,10 @@ private:
     // Drive lock not held: sleeps in poll() on what prepare_sleep() chose.
     void sleep_for_work(SleepSet& sleep);
     bool this_thread_drives() const;
+    bool on_progress_thread() const;
+    // The progress thread while the application drives: accepts new
+    // connections (their handshakes block) and otherwise naps.
+    void accept_while_application_drives();
     // The progress thread keeps out of the way (caller_progress).
     bool application_drives() const;
     // wait() on an application thread that drives while it waits.
@@ -284,8 +288,6 @@ private:
     // turn (steady clock, ns): the progress thread keeps out of the way.
     std::atomic<int> application_drivers_{0};
     std::atomic<std::int64_t> application_turn_ns_{0};
-    std::mutex lease_mutex_;  // the progress thread naps on lease_cv_ meanwhile
-    std::condition_variable lease_cv_;
 
     // Progress thread only.
     std::map<PeerId, std::unique_ptr<Connection>> connections_;

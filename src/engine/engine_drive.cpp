@@ -7,10 +7,14 @@
 // turn is running right then.
 //
 // While the application drives (a thread is inside wait(), or one ran a
-// turn less than kApplicationGrace ago) the progress thread naps on
-// lease_cv_ instead of sleeping on the rails: otherwise every completion
-// would wake two threads. When the application stops calling in, the
-// progress thread takes over within kApplicationGrace.
+// turn less than kApplicationGrace ago) the progress thread naps on the
+// listeners only instead of sleeping on the rails: otherwise every
+// completion would wake two threads. When the application stops calling
+// in, the progress thread takes over within kApplicationGrace.
+//
+// New connections are accepted on the progress thread only: their
+// handshakes block (up to connect_timeout_ms), and no application call may
+// block on the network but connect().
 #include <poll.h>
 #include <unistd.h>
 
@@ -24,6 +28,7 @@ namespace tent {
 namespace {
 
 thread_local const Engine* t_driving = nullptr;
+thread_local const Engine* t_progress_thread_of = nullptr;
 
 // This thread drives `engine` for the scope's life (a callback may drive
 // another engine inside; each scope restores the one before it).
@@ -57,6 +62,8 @@ struct Engine::SleepSet {
 
 bool Engine::this_thread_drives() const { return t_driving == this; }
 
+bool Engine::on_progress_thread() const { return t_progress_thread_of == this; }
+
 bool Engine::application_drives() const {
     if (!params_.caller_progress) return false;
     if (application_drivers_.load() > 0) return true;
@@ -65,10 +72,10 @@ bool Engine::application_drives() const {
 }
 
 void Engine::run() {
+    t_progress_thread_of = this;
     while (!stop_.load()) {
         if (application_drives()) {
-            std::unique_lock lock(lease_mutex_);
-            lease_cv_.wait_for(lock, kApplicationGrace, [this] { return stop_.load(); });
+            accept_while_application_drives();
             continue;
         }
         SleepSet sleep;
@@ -81,6 +88,19 @@ void Engine::run() {
         }
         sleep_for_work(sleep);
     }
+}
+
+void Engine::accept_while_application_drives() {
+    std::vector<pollfd> fds{{listen_fd_.get(), POLLIN, 0}};
+    for (auto& p : providers_)
+        if (p->incoming_fd() >= 0) fds.push_back({p->incoming_fd(), POLLIN, 0});
+    const int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(kApplicationGrace).count());
+    if (::poll(fds.data(), fds.size(), ms) <= 0 || stop_.load()) return;
+    std::lock_guard drive(drive_mutex_);
+    DriveScope scope(this);
+    accept_connections();
+    for (auto& p : providers_) p->poll_incoming(*this);
+    service_due_ = true;  // a new connection's control socket may already hold frames
 }
 
 std::size_t Engine::ready_completions() {
@@ -186,9 +206,10 @@ bool Engine::prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms) {
 
     auto& fds = sleep.fds;
     fds.push_back({wake_fd_.get(), POLLIN, 0});
-    fds.push_back({listen_fd_.get(), POLLIN, 0});
+    const bool listeners = on_progress_thread();  // only it accepts
+    if (listeners) fds.push_back({listen_fd_.get(), POLLIN, 0});
     for (auto& p : providers_) {
-        if (p->incoming_fd() >= 0) fds.push_back({p->incoming_fd(), POLLIN, 0});
+        if (listeners && p->incoming_fd() >= 0) fds.push_back({p->incoming_fd(), POLLIN, 0});
         for (int fd : p->event_fds()) fds.push_back({fd, POLLIN, 0});
     }
     TimePoint next_timer = TimePoint::max();

@@ -40,7 +40,7 @@ bool Engine::progress_once() {
     for (auto& [id, conn] : connections_) serve_parked(*conn, start);
     start_ops(submitted);
 
-    if (service) {
+    if (service && on_progress_thread()) {  // handshakes block: never in an application's call
         accept_connections();
         for (auto& p : providers_) p->poll_incoming(*this);
     }

@@ -2,8 +2,13 @@
 // application thread inside wait()/poll() runs the progress turns itself,
 // so callbacks run on it; the progress thread takes over when the
 // application stops calling in; a callback may post while its thread
-// drives; several application threads may drive one engine in turn.
+// drives; several application threads may drive one engine in turn; a
+// handshake that stalls never blocks an application's call.
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -13,6 +18,7 @@
 #include <vector>
 
 #include "engine_pair.h"
+#include "wire/frame_codec.h"
 
 using namespace tent;
 using namespace tent::test;
@@ -184,4 +190,46 @@ Test(engine_drive, several_application_threads_drive_one_engine_in_turn) {
     cr_expect_eq(failed.load(), 0);
     for (std::size_t i = 0; i < seen.size(); ++i) cr_expect_eq(seen[i], 1, "write %zu completed %d times", i, seen[i]);
     cr_expect(dst == pattern, "every byte written");
+}
+
+Test(engine_drive, a_stalled_handshake_never_blocks_the_application) {
+    // A client opens b's control listener and sends nothing: serving it
+    // blocks for connect_timeout_ms. That must happen on b's progress
+    // thread, not inside the application's wait() that drives b.
+    Config c = loopback_config();
+    (void)c.set(Knob::ConnectTimeoutMs, "1500", api_source());
+    EnginePair p(1, {0}, c);
+    cr_assert(p.a && p.b && p.a_to_b);
+    auto frame = wire::decode_frame(p.b->address());
+    cr_assert(frame.is_ok());
+    const auto* blob = std::get_if<wire::AddressBlob>(&frame->body);
+    cr_assert(blob && !blob->tcp.empty() && blob->tcp[0].family == 4);
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(fd, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(blob->tcp[0].port);
+    std::memcpy(&sa.sin_addr, blob->tcp[0].addr.data(), 4);
+    const auto until = Steady::now() + std::chrono::milliseconds(50);
+    while (Steady::now() < until) (void)p.b->wait(std::chrono::milliseconds(2));  // the application drives b
+    cr_assert_eq(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+    auto longest = std::chrono::nanoseconds::zero();
+    const auto end = Steady::now() + std::chrono::milliseconds(2500);
+    while (Steady::now() < end) {
+        const auto t0 = Steady::now();
+        (void)p.b->wait(std::chrono::milliseconds(2));
+        std::vector<EngineCompletion> sink;
+        (void)p.b->poll(sink, 8);
+        longest = std::max(longest, Steady::now() - t0);
+    }
+    ::close(fd);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(longest).count();
+    cr_expect_lt(ms, 700, "a wait() of 2 ms took %lld ms: the application served the handshake", (long long)ms);
+    // And b still serves its peer afterwards.
+    Arrivals got;
+    p.b->set_recv_callback([&](PeerId, std::span<const std::uint8_t> m) { got.add(m); });
+    std::vector<std::uint8_t> msg(100);
+    fill(msg, 13);
+    cr_assert(p.a->post_send(p.a_to_b, msg.data(), msg.size(), with_cookie(1)).is_ok());
+    cr_assert(drive_until(*p.b, [&] { return got.count() == 1; }));
 }
