@@ -61,6 +61,21 @@ Config with_caller_progress(bool on) {
     return c;
 }
 
+// Waits on e for a while, so that e's progress thread has seen the
+// application drive and stepped aside.
+void drive_for_a_while(Engine& e, std::chrono::milliseconds how_long = std::chrono::milliseconds(30)) {
+    const auto until = Steady::now() + how_long;
+    while (Steady::now() < until) (void)e.wait(std::chrono::milliseconds(2));
+}
+
+// A message of `size` patterned bytes, posted from a to b.
+std::vector<std::uint8_t> send_one(EnginePair& p, std::size_t size, unsigned seed) {
+    std::vector<std::uint8_t> msg(size);
+    fill(msg, seed);
+    cr_assert(p.a->post_send(p.a_to_b, msg.data(), msg.size(), with_cookie(1)).is_ok());
+    return msg;
+}
+
 // b's main thread waits on b (driving it or not, per the configuration)
 // while a sends one message; returns the thread b's callback ran on.
 std::thread::id callback_thread_while_waiting(bool caller_progress) {
@@ -68,13 +83,8 @@ std::thread::id callback_thread_while_waiting(bool caller_progress) {
     cr_assert(p.a && p.b && p.a_to_b);
     Arrivals got;
     p.b->set_recv_callback([&](PeerId, std::span<const std::uint8_t> m) { got.add(m); });
-    // Wait on b for a while first, so that its progress thread has seen
-    // the application drive and stepped aside before the message comes.
-    const auto settle = Steady::now() + std::chrono::milliseconds(30);
-    while (Steady::now() < settle) (void)p.b->wait(std::chrono::milliseconds(2));
-    std::vector<std::uint8_t> msg(3000);
-    fill(msg, 11);
-    cr_assert(p.a->post_send(p.a_to_b, msg.data(), msg.size(), with_cookie(1)).is_ok());
+    drive_for_a_while(*p.b);
+    const auto msg = send_one(p, 3000, 11);
     cr_assert(drive_until(*p.b, [&] { return got.count() == 1; }), "the message did not arrive");
     std::lock_guard lock(got.mu);
     cr_expect(got.messages[0] == msg);
@@ -98,12 +108,9 @@ Test(engine_drive, the_progress_thread_takes_over_when_the_application_stops_cal
     cr_assert(p.a && p.b && p.a_to_b);
     Arrivals got;
     p.b->set_recv_callback([&](PeerId, std::span<const std::uint8_t> m) { got.add(m); });
-    const auto settle = Steady::now() + std::chrono::milliseconds(30);
-    while (Steady::now() < settle) (void)p.b->wait(std::chrono::milliseconds(2));
+    drive_for_a_while(*p.b);
     // Nobody calls b from here on: its progress thread must deliver.
-    std::vector<std::uint8_t> msg(5000);
-    fill(msg, 12);
-    cr_assert(p.a->post_send(p.a_to_b, msg.data(), msg.size(), with_cookie(1)).is_ok());
+    const auto msg = send_one(p, 5000, 12);
     const auto deadline = Steady::now() + std::chrono::seconds(5);
     while (got.count() == 0 && Steady::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     cr_assert_eq(got.count(), 1u, "the message was not delivered without the application calling in");
@@ -210,8 +217,7 @@ Test(engine_drive, a_stalled_handshake_never_blocks_the_application) {
     sa.sin_family = AF_INET;
     sa.sin_port = htons(blob->tcp[0].port);
     std::memcpy(&sa.sin_addr, blob->tcp[0].addr.data(), 4);
-    const auto until = Steady::now() + std::chrono::milliseconds(50);
-    while (Steady::now() < until) (void)p.b->wait(std::chrono::milliseconds(2));  // the application drives b
+    drive_for_a_while(*p.b);  // the application drives b
     cr_assert_eq(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
     auto longest = std::chrono::nanoseconds::zero();
     const auto end = Steady::now() + std::chrono::milliseconds(2500);
@@ -228,8 +234,8 @@ Test(engine_drive, a_stalled_handshake_never_blocks_the_application) {
     // And b still serves its peer afterwards.
     Arrivals got;
     p.b->set_recv_callback([&](PeerId, std::span<const std::uint8_t> m) { got.add(m); });
-    std::vector<std::uint8_t> msg(100);
-    fill(msg, 13);
-    cr_assert(p.a->post_send(p.a_to_b, msg.data(), msg.size(), with_cookie(1)).is_ok());
+    const auto msg = send_one(p, 100, 13);
     cr_assert(drive_until(*p.b, [&] { return got.count() == 1; }));
+    std::lock_guard lock(got.mu);
+    cr_expect(got.messages[0] == msg);
 }
