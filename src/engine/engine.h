@@ -267,7 +267,7 @@ private:
     bool recvs_changed_ = false;
     RecvCallback recv_callback_;
     UnreachableCallback unreachable_callback_;
-    std::vector<RailStats> stats_;  // refreshed by the progress thread
+    std::vector<RailStats> stats_;  // refreshed by the driver
     std::uint64_t next_op_id_ = 1;
     // Drivers sleeping in poll() (or about to): posting threads write
     // wake_fd_ only then, once until a sleeper reads it. A busy driver finds
@@ -282,14 +282,16 @@ private:
     // stays asleep: the application is likely to call in again by then.
     static constexpr auto kApplicationGrace = std::chrono::milliseconds(2);
 
-    // Held for a progress turn, never while sleeping.
+    // Held for a progress turn (and by the progress thread while it accepts
+    // a connection), never while sleeping.
     std::mutex drive_mutex_;
     // Application threads inside wait() as drivers, and when one last ran a
     // turn (steady clock, ns): the progress thread keeps out of the way.
     std::atomic<int> application_drivers_{0};
     std::atomic<std::int64_t> application_turn_ns_{0};
 
-    // Progress thread only.
+    // The driver's only (held under drive_mutex_): the progress thread's,
+    // or an application thread's during its turn.
     std::map<PeerId, std::unique_ptr<Connection>> connections_;
     std::map<std::uint64_t, std::unique_ptr<Op>> ops_;
     struct Inflight {
