@@ -177,9 +177,9 @@ TENT_API int tent_poll(tent_engine_t *engine, tent_completion_t *out, int max);
 /* Sleeps until a completion is ready for tent_poll() or timeout_ms have
  * passed (negative: no limit; 0: does not sleep); returns how many are
  * ready (0 on timeout) or a status. It takes none: call tent_poll() next.
- * The waiting thread drives the engine: with requests in flight it polls
- * the rails for up to progress_spin_us, then sleeps until a completion or
- * an event. */
+ * The waiting thread drives the engine (caller_progress, the default): with
+ * requests in flight it polls the rails for up to progress_spin_us, then
+ * sleeps until a completion or an event. */
 TENT_API int tent_wait(tent_engine_t *engine, int timeout_ms);
 
 /* Statistics of up to max rails into out; returns the number of rails the
