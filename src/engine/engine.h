@@ -176,6 +176,8 @@ private:
     // After queuing work for the driver, under mutex_: writes wake_fd_ only
     // when a driver sleeps in poll() and nobody woke it yet.
     void wake_progress_locked();
+    // New control connections (their handshakes) and the providers' new
+    // rail sockets: on the progress thread only, as both block.
     void accept_connections();
     void serve_handshake(UniqueFd fd);
     void add_connection(std::unique_ptr<Connection> conn);

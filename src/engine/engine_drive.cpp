@@ -99,7 +99,6 @@ void Engine::accept_while_application_drives() {
     std::lock_guard drive(drive_mutex_);
     DriveScope scope(this);
     accept_connections();
-    for (auto& p : providers_) p->poll_incoming(*this);
     service_due_ = true;  // a new connection's control socket may already hold frames
 }
 
@@ -235,7 +234,7 @@ bool Engine::prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms) {
         auto until = std::chrono::duration_cast<std::chrono::milliseconds>(next_timer - clock_.now()).count() + 1;
         timeout_ms = static_cast<int>(std::clamp<long long>(until, 0, timeout_ms));
     }
-    sleep.timeout_ms = std::min(timeout_ms, max_timeout_ms);
+    sleep.timeout_ms = timeout_ms;  // at most max_timeout_ms
     return true;
 }
 

@@ -40,10 +40,7 @@ bool Engine::progress_once() {
     for (auto& [id, conn] : connections_) serve_parked(*conn, start);
     start_ops(submitted);
 
-    if (service && on_progress_thread()) {  // handshakes block: never in an application's call
-        accept_connections();
-        for (auto& p : providers_) p->poll_incoming(*this);
-    }
+    if (service && on_progress_thread()) accept_connections();  // handshakes block: never in an application's call
 
     for (auto& [id, conn] : connections_) {
         Connection& c = *conn;
@@ -111,9 +108,10 @@ void Engine::start_ops(std::deque<std::unique_ptr<Op>>& submitted) {
 void Engine::accept_connections() {
     for (;;) {
         int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) return;
+        if (fd < 0) break;
         serve_handshake(UniqueFd(fd));
     }
+    for (auto& p : providers_) p->poll_incoming(*this);  // the providers' own rail listeners
 }
 
 void Engine::mark_unreachable(Connection& conn, const Status& why) {
