@@ -102,6 +102,8 @@ Status Engine::start() {
     listen_fd_ = std::move(*listener);
     wake_fd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (!wake_fd_) return Status::from_errno(errno, "eventfd");
+    stop_fd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (!stop_fd_) return Status::from_errno(errno, "eventfd");
 
     blob_.engine_id = random_nonzero();
     blob_.hostname = local_hostname();
@@ -123,11 +125,10 @@ Status Engine::start() {
 }
 
 Engine::~Engine() {
-    stop_ = true;  // a napping progress thread sees it within kApplicationGrace
-    if (wake_fd_) {
-        std::uint64_t one = 1;
-        (void)!::write(wake_fd_.get(), &one, sizeof one);
-    }
+    stop_ = true;
+    std::uint64_t one = 1;
+    if (wake_fd_) (void)!::write(wake_fd_.get(), &one, sizeof one);  // a driver asleep on the rails
+    if (stop_fd_) (void)!::write(stop_fd_.get(), &one, sizeof one);  // the progress thread's nap
     if (thread_.joinable()) thread_.join();
     // Rails go before the providers that made them.
     connections_.clear();

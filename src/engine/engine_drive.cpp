@@ -91,10 +91,16 @@ void Engine::run() {
 }
 
 void Engine::accept_while_application_drives() {
-    std::vector<pollfd> fds{{listen_fd_.get(), POLLIN, 0}};
+    std::vector<pollfd> fds{{stop_fd_.get(), POLLIN, 0}, {listen_fd_.get(), POLLIN, 0}};
     for (auto& p : providers_)
         if (p->incoming_fd() >= 0) fds.push_back({p->incoming_fd(), POLLIN, 0});
-    const int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(kApplicationGrace).count());
+    // Until the application's lease runs out: a whole grace while a thread
+    // is inside wait(), else what is left of it since the last turn.
+    const auto grace = std::chrono::duration_cast<std::chrono::nanoseconds>(kApplicationGrace).count();
+    std::int64_t left_ns = grace;
+    if (application_drivers_.load() == 0)
+        left_ns = application_turn_ns_.load(std::memory_order_relaxed) + grace - steady_ns();
+    const int ms = static_cast<int>(std::clamp<std::int64_t>((left_ns + 999'999) / 1'000'000, 1, grace / 1'000'000));
     if (::poll(fds.data(), fds.size(), ms) <= 0 || stop_.load()) return;
     std::lock_guard drive(drive_mutex_);
     DriveScope scope(this);
