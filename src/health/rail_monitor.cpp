@@ -230,10 +230,18 @@ void RailMonitor::judge_slow_rails(TimePoint now) {
     std::unordered_map<std::string_view, std::vector<RailId>> by_peer;
     for (RailId id = 0; id < rails_.size(); ++id) by_peer[rails_[id].ep.remote_peer].push_back(id);
     std::vector<bool> verdict(rails_.size());
+    std::vector<bool> retried(rails_.size());
     for (RailId id = 0; id < rails_.size(); ++id) {
         const Rail& r = rails_[id];
         verdict[id] = r.degraded;
         if (r.paused) continue;
+        if (r.degraded && starved_while_slow(r, now)) {
+            // Used last, it could not show it is fast again: try it afresh.
+            rails_[id].latency.clear();
+            verdict[id] = false;
+            retried[id] = true;
+            continue;
+        }
         if (!medians[id]) {
             // No recent evidence (a degraded rail gets little traffic): give it
             // another chance; fresh samples will degrade it again if still slow.
@@ -256,15 +264,27 @@ void RailMonitor::judge_slow_rails(TimePoint now) {
         r.degraded = verdict[id];
         std::string n = r.ep.name();
         if (r.degraded) {
+            const unsigned faded = decay_pause_level(r.slow_level, now - r.slow_ended, params_.slow_rail_window);
+            r.slow_level = std::min(faded + 1, kMaxPauseLevel);
             ++r.counters.degradations;
             TENT_WARN("rail degraded", "rail %s is slow (median completion %.1f us): used only when no healthy rail is usable",
                       n.c_str(), usecs(*medians[id]));
             notify({.kind = RailEvent::Kind::Degraded, .rail = id, .at = now});
         } else {
-            TENT_INFO("rail restored", "rail %s is no longer slow", n.c_str());
+            r.slow_ended = now;
+            if (retried[id])
+                TENT_INFO("rail restored", "rail %s, slow, carried no traffic for %.1f s: tried again", n.c_str(),
+                          usecs(slow_rail_retry(r.slow_level, params_.slow_rail_window)) / 1e6);
+            else
+                TENT_INFO("rail restored", "rail %s is no longer slow", n.c_str());
             notify({.kind = RailEvent::Kind::Restored, .rail = id, .at = now});
         }
     }
+}
+
+bool RailMonitor::starved_while_slow(const Rail& r, TimePoint now) const {
+    const std::optional<TimePoint> newest = r.latency.newest();
+    return !newest || now - *newest >= slow_rail_retry(r.slow_level, params_.slow_rail_window);
 }
 
 void RailMonitor::set_lossy(RailId id, bool lossy, TimePoint now) {

@@ -122,6 +122,8 @@ private:
         ProbeSchedule probes;
         bool paused = false;
         bool degraded = false;     // slow against its peers
+        unsigned slow_level = 0;   // degradations in a row, fading (slow_rail.h)
+        TimePoint slow_ended{};    // when the rail last stopped being degraded
         bool lossy = false;        // set_lossy()
         PauseCause cause = PauseCause::Errors;
         unsigned level = 0;        // pause level at the last pause
@@ -140,6 +142,8 @@ private:
     void expire_if_due(RailId id, TimePoint now);
     void clear_remote_fault(const Rail& r);
     void judge_slow_rails(TimePoint now);
+    // A degraded rail without a sample for its retry interval (slow_rail.h).
+    bool starved_while_slow(const Rail& r, TimePoint now) const;
     void notify(const RailEvent& event);
 
     RailMonitorParams params_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "health/pause_backoff.h"
+
 namespace tent {
 
 void LatencyWindow::add(Duration latency, TimePoint now) {
@@ -28,6 +30,11 @@ std::optional<Duration> LatencyWindow::median(TimePoint now, std::size_t min_sam
     return median_of(std::move(values));
 }
 
+std::optional<TimePoint> LatencyWindow::newest() const {
+    if (samples_.empty()) return std::nullopt;
+    return samples_.back().at;
+}
+
 std::optional<Duration> median_of(std::vector<Duration> values) {
     if (values.empty()) return std::nullopt;
     auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
@@ -39,6 +46,10 @@ bool slow_rail_verdict(Duration rail, Duration reference, double factor, bool cu
     double threshold = static_cast<double>(reference.count()) * factor;
     if (currently_degraded) threshold *= kSlowRailHysteresis;
     return static_cast<double>(rail.count()) > threshold;
+}
+
+Duration slow_rail_retry(unsigned level, Duration window) {
+    return cooldown_for_level(level, kSlowRailRetryBase, std::max(window, kSlowRailRetryBase));
 }
 
 } // namespace tent

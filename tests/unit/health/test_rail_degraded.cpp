@@ -127,6 +127,83 @@ Test(rail_degraded, degraded_rail_without_recent_samples_gets_another_chance) {
     cr_expect(f.m.state(f.r3, T0 + seconds(12)) == RailState::Healthy);
 }
 
+// A degraded rail takes no traffic while others are healthy, so it has no
+// fresh samples to be restored by: after a second without any it is tried
+// again, its old samples dropped (not after a whole 10 s window).
+Test(rail_degraded, starved_degraded_rail_is_tried_again_after_a_second) {
+    LogCapture log;
+    EventLog events;
+    FourRails f;
+    f.m.set_observer(&events);
+    const std::vector<std::pair<RailId, microseconds>> others{
+        {f.r0, microseconds(10)}, {f.r1, microseconds(10)}, {f.r2, microseconds(10)}};
+    auto with_r3 = others;
+    with_r3.push_back({f.r3, microseconds(100)});
+    feed(f.m, with_r3, T0 + seconds(1));
+    cr_assert(f.m.state(f.r3, T0 + seconds(1)) == RailState::Degraded);
+    feed(f.m, others, T0 + milliseconds(1900));
+    cr_expect(f.m.state(f.r3, T0 + milliseconds(1900)) == RailState::Degraded, "0.9 s without traffic: still degraded");
+    feed(f.m, others, T0 + seconds(2));
+    cr_expect(f.m.state(f.r3, T0 + seconds(2)) == RailState::Healthy, "1 s without traffic: tried again");
+    cr_expect_eq(log.count("rail restored"), 1);
+    cr_expect(log.text().find("tried again") != std::string::npos, "%s", log.text().c_str());
+    cr_expect_eq(events.count(RailEvent::Kind::Restored), 1);
+    // Its old samples are gone: fast ones alone now decide, even though the
+    // slow ones would still be inside the window.
+    feed(f.m, {{f.r0, microseconds(10)}, {f.r1, microseconds(10)}, {f.r2, microseconds(10)}, {f.r3, microseconds(12)}},
+         T0 + seconds(3));
+    cr_expect(f.m.state(f.r3, T0 + seconds(3)) == RailState::Healthy);
+    cr_expect_eq(events.count(RailEvent::Kind::Degraded), 1);
+}
+
+// A rail that is really slow is degraded again by fresh samples each time
+// it is tried, and tried less often: 1 s, 2 s, 4 s... up to the window; the
+// count fades while the rail stays healthy.
+Test(rail_degraded, retry_interval_doubles_while_slow_and_fades_when_not) {
+    FourRails f;
+    const std::vector<std::pair<RailId, microseconds>> others{
+        {f.r0, microseconds(10)}, {f.r1, microseconds(10)}, {f.r2, microseconds(10)}};
+    auto with_r3 = others;
+    with_r3.push_back({f.r3, microseconds(100)});
+    auto at = [&](int ms) { return T0 + milliseconds(ms); };
+    auto state = [&](int ms) { return f.m.state(f.r3, at(ms)); };
+    feed(f.m, with_r3, at(1000));
+    cr_assert(state(1000) == RailState::Degraded);
+    feed(f.m, others, at(2000));
+    cr_assert(state(2000) == RailState::Healthy);  // first retry after 1 s
+    feed(f.m, with_r3, at(3000));                  // still slow
+    cr_assert(state(3000) == RailState::Degraded);
+    feed(f.m, others, at(4900));
+    cr_expect(state(4900) == RailState::Degraded, "second retry waits 2 s");
+    feed(f.m, others, at(5000));
+    cr_expect(state(5000) == RailState::Healthy);
+    feed(f.m, with_r3, at(6000));
+    cr_assert(state(6000) == RailState::Degraded);
+    feed(f.m, others, at(9900));
+    cr_expect(state(9900) == RailState::Degraded, "third retry waits 4 s");
+    feed(f.m, others, at(10000));
+    cr_expect(state(10000) == RailState::Healthy);
+    // Three more rounds: 8 s, then the 10 s window caps it.
+    int t = 10000;
+    for (int wait_ms : {8000, 10000, 10000}) {
+        t += 1000;
+        feed(f.m, with_r3, at(t));
+        cr_assert(state(t) == RailState::Degraded);
+        // (A second earlier: its samples, a second's worth, start to leave the window.)
+        feed(f.m, others, at(t + wait_ms - 1000));
+        cr_expect(state(t + wait_ms - 1000) == RailState::Degraded, "waits %d ms", wait_ms);
+        feed(f.m, others, at(t + wait_ms));
+        cr_expect(state(t + wait_ms) == RailState::Healthy, "tried after %d ms", wait_ms);
+        t += wait_ms;
+    }
+    // Healthy for a minute (six windows): the count has faded, 1 s again.
+    t += 60000;
+    feed(f.m, with_r3, at(t));
+    cr_assert(state(t) == RailState::Degraded);
+    feed(f.m, others, at(t + 1000));
+    cr_expect(state(t + 1000) == RailState::Healthy, "after a quiet minute the first retry is 1 s again");
+}
+
 Test(rail_degraded, lossy_rail_is_degraded_never_paused_until_loss_ends) {
     LogCapture log;
     EventLog events;

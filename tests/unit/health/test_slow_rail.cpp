@@ -1,6 +1,7 @@
 // Slow-rail building blocks: windowed median and the verdict (point 5, pure part).
 #include <criterion/criterion.h>
 
+#include "health/pause_backoff.h"
 #include "health/slow_rail.h"
 
 using namespace tent;
@@ -54,4 +55,25 @@ Test(slow_rail, verdict_uses_factor_with_hysteresis) {
     // Once degraded it stays so until below 0.8 * 40 = 32 us.
     cr_expect(slow_rail_verdict(microseconds(35), microseconds(10), 4.0, true));
     cr_expect_not(slow_rail_verdict(microseconds(32), microseconds(10), 4.0, true));
+}
+
+Test(slow_rail, window_knows_its_newest_sample_and_clears) {
+    LatencyWindow w(seconds(10));
+    cr_expect_not(w.newest().has_value());
+    w.add(microseconds(5), T0);
+    w.add(microseconds(5), T0 + seconds(2));
+    cr_expect(*w.newest() == T0 + seconds(2));
+    w.clear();
+    cr_expect_not(w.newest().has_value());
+    cr_expect_eq(w.count(T0 + seconds(2)), 0u);
+}
+
+Test(slow_rail, retry_doubles_from_one_second_up_to_the_window) {
+    cr_expect(slow_rail_retry(0, seconds(10)) == seconds(1));
+    cr_expect(slow_rail_retry(1, seconds(10)) == seconds(1));
+    cr_expect(slow_rail_retry(2, seconds(10)) == seconds(2));
+    cr_expect(slow_rail_retry(4, seconds(10)) == seconds(8));
+    cr_expect(slow_rail_retry(5, seconds(10)) == seconds(10));
+    cr_expect(slow_rail_retry(kMaxPauseLevel, seconds(10)) == seconds(10));
+    cr_expect(slow_rail_retry(3, seconds(1)) == seconds(1));  // the shortest window allowed
 }
