@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/control_outbox.h"
 #include "engine/send_reassembler.h"
 #include "metrics/metric.h"
 #include "common/unique_fd.h"
@@ -100,6 +101,8 @@ struct Connection {
     bool unreachable = false;
     bool initiator = false;  // this side called connect(); wins re-arm races
     std::vector<std::uint8_t> control_in;  // control channel bytes not yet framed
+    ControlOutbox control_out;             // control frames the socket has not taken yet
+    Status control_failure;                // a control send failed: unreachable at the next service
     std::deque<ParkedPiece> parked;
     TimePoint parked_since{};  // valid while parked is non-empty
     std::map<std::uint32_t, PendingSync> syncs;  // by nonce

@@ -185,6 +185,9 @@ private:
     void read_control(Connection& conn);
     void on_control_frame(Connection& conn, const wire::Frame& frame);
     void send_control(Connection& conn, const wire::Frame& frame);
+    // Writes the control frames the socket would not take before, then reads
+    // the channel; gives the peer up if a control send failed.
+    void service_control(Connection& conn);
     void mark_unreachable(Connection& conn, const Status& why);
     void warn_unknown_policy_devices(const Topology& topology) const;
     void start_op_by_id(std::uint64_t id);

@@ -19,11 +19,27 @@
 namespace tent {
 
 void Engine::send_control(Connection& conn, const wire::Frame& frame) {
+    if (conn.unreachable || !conn.control_failure.is_ok()) return;
+    // Behind others that wait for room, a frame waits too: the next service
+    // writes them all once the socket drains (POLLOUT).
+    const bool full = !conn.control_out.empty();
+    Status s = conn.control_out.queue(frame);
+    if (s && !full) s = conn.control_out.flush(conn.control.get());
+    // Given up at the next service, where the connection's loops are not
+    // running (mark_unreachable() finishes its operations).
+    if (!s) conn.control_failure = Status(Code::PeerUnreachable, "control channel: " + s.message());
+}
+
+void Engine::service_control(Connection& conn) {
     if (conn.unreachable) return;
-    if (Status s = send_frame(conn.control.get(), frame); !s)
-        TENT_WARN("control-send-failed", "control channel to %s: %s", conn.peer.hostname.c_str(),
-                  s.to_string().c_str());
-    // A broken channel shows up as an error or end of file in read_control().
+    if (conn.control_failure.is_ok() && !conn.control_out.empty())
+        if (Status s = conn.control_out.flush(conn.control.get()); !s)
+            conn.control_failure = Status(Code::PeerUnreachable, "control channel: " + s.message());
+    if (!conn.control_failure.is_ok()) {
+        mark_unreachable(conn, conn.control_failure);
+        return;
+    }
+    read_control(conn);
 }
 
 void Engine::read_control(Connection& conn) {

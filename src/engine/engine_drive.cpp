@@ -221,7 +221,8 @@ bool Engine::prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms) {
     bool waiting = false;  // pieces parked or awaiting a sync: look again soon
     for (auto& [id, conn] : connections_) {
         waiting = waiting || !conn->parked.empty() || !conn->syncs.empty();
-        if (!conn->unreachable) fds.push_back({conn->control.get(), POLLIN, 0});
+        if (!conn->unreachable)
+            fds.push_back({conn->control.get(), static_cast<short>(POLLIN | (conn->control_out.empty() ? 0 : POLLOUT)), 0});
     }
     sleep.service_end = fds.size();
     for (auto& [id, conn] : connections_) {

@@ -50,7 +50,7 @@ bool Engine::progress_once() {
             // or the rail failed (its pieces then move elsewhere).
             release_held(c, r);
         }
-        if (service) read_control(c);
+        if (service) service_control(c);
         if (recvs_changed) deliver(c);
     }
     if (!deferred_.empty()) retry_deferred();

@@ -5,6 +5,7 @@ libtentcore_la_SOURCES += \
 	src/engine/chunk_plan.h src/engine/chunk_plan.cpp \
 	src/engine/memory_registry.h src/engine/memory_registry.cpp \
 	src/engine/control_socket.h src/engine/control_socket.cpp \
+	src/engine/control_outbox.h src/engine/control_outbox.cpp \
 	src/engine/loopback_provider.h src/engine/loopback_provider.cpp \
 	src/engine/engine_types.h src/engine/engine_params.h src/engine/engine_params.cpp \
 	src/engine/connection.h src/engine/op.h \
