@@ -44,10 +44,20 @@ extern "C" {
 #define TENT_API
 #endif
 
+/* In C++ the enums below have int as their fixed underlying type: C lets a
+ * caller pass any int where one is expected, and tent checks the value;
+ * without a fixed type, C++ would make merely reading an out-of-range
+ * value undefined. The ABI is the same (an int). */
+#ifdef __cplusplus
+#define TENT_ENUM_INT : int
+#else
+#define TENT_ENUM_INT
+#endif
+
 /* Status codes: 0 on success, negative on failure. Grouped by what the
  * caller should do: fix the call; retry later; give up on the rail; give up
  * on the peer. */
-typedef enum tent_status {
+typedef enum tent_status TENT_ENUM_INT {
     TENT_OK = 0,
     TENT_ERR_INVALID = -1,          /* bad argument: fix the call */
     TENT_ERR_OUT_OF_RANGE = -2,     /* e.g. a message longer than the receive buffer (truncated) */
@@ -63,7 +73,7 @@ typedef enum tent_status {
     TENT_ERR_INTERNAL = -12         /* a bug in tent; see the log */
 } tent_status_t;
 
-typedef enum tent_priority {
+typedef enum tent_priority TENT_ENUM_INT {
     TENT_PRIORITY_HIGH = 0,
     TENT_PRIORITY_MEDIUM = 1,
     TENT_PRIORITY_LOW = 2
@@ -71,7 +81,7 @@ typedef enum tent_priority {
 
 /* Preferred transport of one request; others are used only when the peer
  * has no rail of the preferred kind. */
-typedef enum tent_transport {
+typedef enum tent_transport TENT_ENUM_INT {
     TENT_TRANSPORT_ANY = -1,
     TENT_TRANSPORT_RDMA = 0,
     TENT_TRANSPORT_TCP = 1
@@ -86,7 +96,7 @@ typedef enum tent_transport {
 /* Length of a serialized remote key (tent_mem_remote_key()). */
 #define TENT_REMOTE_KEY_SIZE 92u
 
-typedef enum tent_op {
+typedef enum tent_op TENT_ENUM_INT {
     TENT_OP_WRITE = 0,
     TENT_OP_READ = 1,
     TENT_OP_SEND = 2,

@@ -109,7 +109,7 @@ char* read_line(char* buf, int num, void* stream) {
     std::string_view line = st->lines[st->next++];
     if (st->next == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
     std::string_view text = st->check_line(trim(line), static_cast<std::size_t>(num - 1));
-    std::memcpy(buf, text.data(), text.size());
+    if (!text.empty()) std::memcpy(buf, text.data(), text.size());  // an empty view's data() may be null
     buf[text.size()] = '\0';
     return buf;
 }
