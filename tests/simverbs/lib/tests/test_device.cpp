@@ -200,7 +200,7 @@ Test(simverbs_device, ud_datagram_with_grh_and_address_handle) {
   wr.wr.ud.remote_qkey = 0x22222222;
   cr_assert_eq(ibv_post_send(qp[0], &wr, &bad), 0);
   cr_expect_eq(wait_wc(s[0].cq).status, IBV_WC_SUCCESS);
-  cr_expect_eq(int(wait_wc(s[1].cq, 0.2).status), -1, "datagram with a bad qkey was delivered");
+  cr_expect(timed_out(wait_wc(s[1].cq, 0.2)), "datagram with a bad qkey was delivered");
 }
 
 Test(simverbs_device, srq_feeds_several_qps_and_signals_its_limit) {

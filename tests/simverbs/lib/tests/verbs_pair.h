@@ -129,7 +129,14 @@ struct Pair {
   }
 };
 
-// Poll until one completion arrives or the time runs out (status -1 then).
+// The wr_id of wait_wc()'s answer when nothing completed in time (its
+// status is then IBV_WC_GENERAL_ERR: a value outside the enum would be
+// undefined to load in C++).
+constexpr uint64_t kNoCompletion = ~uint64_t{0};
+
+inline bool timed_out(const ibv_wc& wc) { return wc.wr_id == kNoCompletion && wc.status == IBV_WC_GENERAL_ERR; }
+
+// Poll until one completion arrives or the time runs out (see kNoCompletion).
 inline ibv_wc wait_wc(ibv_cq* cq, double timeout_s = 5.0) {
   ibv_wc wc{};
   double end = now_s() + timeout_s;
@@ -139,7 +146,8 @@ inline ibv_wc wait_wc(ibv_cq* cq, double timeout_s = 5.0) {
     if (n < 0) break;
     usleep(50);
   }
-  wc.status = ibv_wc_status(-1);
+  wc.status = IBV_WC_GENERAL_ERR;
+  wc.wr_id = kNoCompletion;
   return wc;
 }
 
