@@ -9,9 +9,16 @@ start_server
 server=$(ps -o pid= --ppid "$spid" | tr -d ' ')
 [ -n "$server" ] || fail "no server process under $spid"
 timeout 60 "$BENCH" --connect "127.0.0.1:$port" --op write --size 64K --duration 2.5 --rails tcp --json \
-    >"$tmp/client.out" 2>"$tmp/client.err" &
+    --stats-interval 100 >"$tmp/client.out" 2>"$tmp/client.err" &
 cpid=$!
-sleep 1
+# Stop the server once the run is under way (its first stats line), not
+# after a fixed time a slow start (a loaded machine, a sanitizer) may pass.
+for i in $(seq 200); do
+    grep -q '^tent-bench: stats' "$tmp/client.err" && break
+    sleep 0.05
+done
+grep -q '^tent-bench: stats' "$tmp/client.err" || fail "the client's run did not start within 10 s"
+sleep 0.2
 kill -STOP "$server"
 sleep 0.8
 kill -CONT "$server"
