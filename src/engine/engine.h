@@ -161,10 +161,14 @@ private:
     bool this_thread_drives() const;
     bool on_progress_thread() const;
     // The progress thread while the application drives: accepts new
-    // connections (their handshakes block) and otherwise naps.
-    void accept_while_application_drives();
-    // The progress thread keeps out of the way (caller_progress).
-    bool application_drives() const;
+    // connections (their handshakes block) and otherwise naps until the
+    // application's lease runs out.
+    void accept_while_application_drives(std::chrono::nanoseconds lease);
+    // How much longer the application drives (caller_progress): a whole
+    // kApplicationGrace while a thread is inside wait(), else what is left
+    // of it since the last application turn; zero or less: it does not,
+    // and the progress thread drives.
+    std::chrono::nanoseconds application_lease() const;
     // wait() on an application thread that drives while it waits.
     std::size_t wait_driving(std::chrono::milliseconds timeout);
     // poll(): one turn on the calling thread unless one is running.

@@ -64,18 +64,18 @@ bool Engine::this_thread_drives() const { return t_driving == this; }
 
 bool Engine::on_progress_thread() const { return t_progress_thread_of == this; }
 
-bool Engine::application_drives() const {
-    if (!params_.caller_progress) return false;
-    if (application_drivers_.load() > 0) return true;
-    const auto grace = std::chrono::duration_cast<std::chrono::nanoseconds>(kApplicationGrace).count();
-    return steady_ns() - application_turn_ns_.load(std::memory_order_relaxed) < grace;
+std::chrono::nanoseconds Engine::application_lease() const {
+    if (!params_.caller_progress) return std::chrono::nanoseconds::zero();
+    if (application_drivers_.load() > 0) return kApplicationGrace;  // a thread inside wait(): a whole grace
+    const std::int64_t since_turn = steady_ns() - application_turn_ns_.load(std::memory_order_relaxed);
+    return kApplicationGrace - std::chrono::nanoseconds(since_turn);
 }
 
 void Engine::run() {
     t_progress_thread_of = this;
     while (!stop_.load()) {
-        if (application_drives()) {
-            accept_while_application_drives();
+        if (const auto lease = application_lease(); lease > std::chrono::nanoseconds::zero()) {
+            accept_while_application_drives(lease);
             continue;
         }
         SleepSet sleep;
@@ -90,17 +90,14 @@ void Engine::run() {
     }
 }
 
-void Engine::accept_while_application_drives() {
+void Engine::accept_while_application_drives(std::chrono::nanoseconds lease) {
     std::vector<pollfd> fds{{stop_fd_.get(), POLLIN, 0}, {listen_fd_.get(), POLLIN, 0}};
     for (auto& p : providers_)
         if (p->incoming_fd() >= 0) fds.push_back({p->incoming_fd(), POLLIN, 0});
-    // Until the application's lease runs out: a whole grace while a thread
-    // is inside wait(), else what is left of it since the last turn.
-    const auto grace = std::chrono::duration_cast<std::chrono::nanoseconds>(kApplicationGrace).count();
-    std::int64_t left_ns = grace;
-    if (application_drivers_.load() == 0)
-        left_ns = application_turn_ns_.load(std::memory_order_relaxed) + grace - steady_ns();
-    const int ms = static_cast<int>(std::clamp<std::int64_t>((left_ns + 999'999) / 1'000'000, 1, grace / 1'000'000));
+    // Until the application's lease runs out (1 ms to kApplicationGrace).
+    const long long grace_ms = std::chrono::ceil<std::chrono::milliseconds>(kApplicationGrace).count();
+    const int ms = static_cast<int>(
+        std::clamp<long long>(std::chrono::ceil<std::chrono::milliseconds>(lease).count(), 1, grace_ms));
     if (::poll(fds.data(), fds.size(), ms) <= 0 || stop_.load()) return;
     std::lock_guard drive(drive_mutex_);
     DriveScope scope(this);
