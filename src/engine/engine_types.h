@@ -11,7 +11,7 @@
 #include "common/status.h"
 #include "health/rail_state.h"
 #include "policy/priority.h"
-#include "transport/transport.h"
+#include "common/transport_kind.h"
 
 namespace tent {
 

@@ -24,7 +24,7 @@
 #include "common/status.h"
 #include "config/config.h"
 #include "policy/priority.h"
-#include "transport/transport.h"
+#include "common/transport_kind.h"
 
 namespace tent {
 

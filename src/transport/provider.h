@@ -29,7 +29,7 @@
 #include "common/status.h"
 #include "health/rail_monitor.h"
 #include "transport/rail.h"
-#include "transport/transport.h"
+#include "common/transport_kind.h"
 #include "wire/address_blob.h"
 #include "wire/memory_handle.h"
 #include "wire/rail_info.h"

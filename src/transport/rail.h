@@ -18,7 +18,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "health/rail_outcome.h"
-#include "transport/transport.h"
+#include "common/transport_kind.h"
 
 namespace tent {
 
