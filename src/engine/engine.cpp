@@ -10,7 +10,7 @@
 #include "common/crash_reporter.h"
 #include "common/log.h"
 #include "engine/connection.h"
-#include "engine/control_socket.h"
+#include "transport/tcp/control_socket.h"
 #include "engine/op.h"
 #include "health/rail_monitor.h"
 #include "policy/qos_queue.h"
