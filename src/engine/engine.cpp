@@ -9,6 +9,7 @@
 
 #include "common/crash_reporter.h"
 #include "common/log.h"
+#include "config/log_setup.h"
 #include "engine/connection.h"
 #include "transport/tcp/control_socket.h"
 #include "engine/op.h"
