@@ -23,6 +23,7 @@ dist_man_MANS += man/tent-bench.1
 # engine-overhead: the engine's own cost per operation over a loopback rail
 # (scripts/bench-engine --only overhead); built, not installed.
 noinst_PROGRAMS += engine-overhead
-engine_overhead_SOURCES = scripts/engine-overhead/engine_overhead.cpp
+engine_overhead_SOURCES = scripts/engine-overhead/engine_overhead.cpp \
+	tests/support/loopback_provider.h tests/support/loopback_provider.cpp
 engine_overhead_CPPFLAGS = $(AM_CPPFLAGS) $(DEP_CFLAGS)
 engine_overhead_LDADD = libtentcore.la $(DEP_LIBS)

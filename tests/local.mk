@@ -398,3 +398,9 @@ tests_unit_engine_test_engine_drive_SOURCES = tests/unit/engine/test_engine_driv
 tests_unit_engine_test_engine_drive_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_engine_test_engine_drive_LDADD = $(TEST_LIBS)
 endif
+
+# layout tests
+# no include in src/ runs up a layer of src/README.md's table
+dist_check_SCRIPTS += tests/layering.sh
+TESTS += tests/layering.sh
+EXTRA_DIST += src/README.md

@@ -18,7 +18,7 @@
 
 #include "config/config.h"
 #include "engine/engine.h"
-#include "engine/loopback_provider.h"
+#include "../../tests/support/loopback_provider.h"
 #include "wire/memory_handle.h"
 
 namespace {

@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "config/config.h"
+#include "config/log_setup.h"
 #include "engine/default_providers.h"
 #include "engine/engine.h"
 #include "wire/memory_handle.h"

@@ -16,7 +16,6 @@
 #include <mutex>
 
 #include "common/log.h"
-#include "config/config.h"
 
 namespace tent {
 
@@ -215,11 +214,6 @@ Status install_crash_reporter() {
     static Status result;
     std::call_once(once, [] { result = install_once(); });
     return result;
-}
-
-Status maybe_install_crash_reporter(const Config& config) {
-    if (!config.get_bool(Knob::Backtrace)) return Status::ok();
-    return install_crash_reporter();
 }
 
 } // namespace tent

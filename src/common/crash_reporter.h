@@ -15,14 +15,9 @@
 
 namespace tent {
 
-class Config;
-
 // Installs the handlers (once per process; later calls do nothing) and an
 // alternate signal stack for the calling thread, so a stack overflow there is
 // reported too. The handler uses only async-signal-safe calls.
 Status install_crash_reporter();
-
-// Installs only when the backtrace knob is true.
-Status maybe_install_crash_reporter(const Config& config);
 
 } // namespace tent

@@ -5,12 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 
-#include "config/config.h"
+#include "common/knob_table.h"
 
 namespace tent {
 namespace detail {
@@ -39,13 +40,19 @@ std::atomic<int> g_fd_mirror{STDERR_FILENO};
 void atfork_prepare() { g_state.load()->mutex.lock(); }
 void atfork_release() { g_state.load()->mutex.unlock(); }
 
+std::uint32_t knob_default(Knob knob) {
+    std::string_view text = knob_spec(knob).default_text;
+    std::uint32_t value = 0;
+    std::from_chars(text.data(), text.data() + text.size(), value);
+    return value;
+}
+
 LoggerState* make_state() {
     // Never destroyed: logging may happen from other threads during exit.
     auto* s = new LoggerState;  // NOLINT: intentional leak
     // Rate limits start at the knob table's defaults, never typed twice.
-    Config defaults;
-    s->burst = static_cast<std::uint32_t>(defaults.get_int(Knob::LogRateBurst));
-    s->per_second = static_cast<std::uint32_t>(defaults.get_int(Knob::LogRateLimit));
+    s->burst = knob_default(Knob::LogRateBurst);
+    s->per_second = knob_default(Knob::LogRateLimit);
     g_state.store(s);
     pthread_atfork(atfork_prepare, atfork_release, atfork_release);
     return s;
@@ -118,19 +125,15 @@ int log_fd() { return g_fd_mirror.load(std::memory_order_acquire); }
 
 void set_log_clock(const Clock* clock) { state().clock.store(clock, std::memory_order_release); }
 
-Status configure_logging(const Config& config) {
-    LogLevel level = LogLevel::Warn;
-    const std::string& level_text = config.get_string(Knob::LogLevel);
-    if (!parse_log_level(level_text, &level))
-        return Status(Code::InvalidArgument, "bad log_level '" + level_text + "'");
+Status apply_log_settings(const LogSettings& settings) {
     auto& s = state();
     Status result;
     {
         std::lock_guard lock(s.mutex);
-        s.burst = static_cast<std::uint32_t>(config.get_int(Knob::LogRateBurst));
-        s.per_second = static_cast<std::uint32_t>(config.get_int(Knob::LogRateLimit));
+        s.burst = settings.rate_burst;
+        s.per_second = settings.rate_limit;
         s.generation.fetch_add(1);
-        const std::string& dest = config.get_string(Knob::LogDestination);
+        const std::string& dest = settings.destination;
         int fd = STDERR_FILENO;
         if (!dest.empty() && dest != "stderr") {
             fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -142,7 +145,7 @@ Status configure_logging(const Config& config) {
         }
         set_fd_locked(s, fd, fd != STDERR_FILENO);
     }
-    set_log_level(level);
+    set_log_level(settings.level);
     return result;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <string>
 
@@ -22,8 +23,6 @@ enum class LogLevel { Error = 0, Warn = 1, Info = 2, Debug = 3, Trace = 4 };
 const char* log_level_name(LogLevel level);
 // Parses error|warn|info|debug|trace; false on anything else.
 bool parse_log_level(const std::string& text, LogLevel* out);
-
-class Config;
 
 namespace detail {
 extern std::atomic<int> g_log_level;
@@ -45,10 +44,19 @@ struct LogSite {
 void log_emit(LogSite& site, LogLevel level, const char* keyword, const char* fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-// Applies log_level, log_destination, log_rate_limit, log_rate_burst.
-// Returns an error (and logs to stderr) if the destination cannot be opened;
-// the level and rate limits are applied anyway.
-Status configure_logging(const Config& config);
+// The logger's settings as plain values: the config layer fills them from
+// log_level, log_destination, log_rate_limit and log_rate_burst
+// (config/log_setup.h), so this layer knows no Config.
+struct LogSettings {
+    LogLevel level = LogLevel::Warn;
+    std::string destination;      // a file to append to; "" or "stderr" is stderr
+    std::uint32_t rate_limit = 0; // lines per second per call site
+    std::uint32_t rate_burst = 0;
+};
+
+// Returns an error if the destination cannot be opened (logging then goes to
+// stderr); the level and rate limits are applied anyway.
+Status apply_log_settings(const LogSettings& settings);
 void set_log_level(LogLevel level);
 LogLevel log_level();
 // Redirect to a file descriptor the caller owns (tests); -1 restores stderr.

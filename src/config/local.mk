@@ -9,6 +9,7 @@ libtentcore_la_SOURCES += \
 	src/config/config_file.h src/config/config_file.cpp \
 	src/config/environment.h src/config/environment.cpp \
 	src/config/cross_checks.h src/config/cross_checks.cpp \
+	src/config/log_setup.h src/config/log_setup.cpp \
 	src/config/loader.cpp
 
 # Criterion tests of the loader (corpus in tests/data/conf).

@@ -1,7 +1,7 @@
 #include "engine/default_providers.h"
 
-#include "engine/tcp_provider.h"
-#include "engine/verbs_provider.h"
+#include "transport/tcp/tcp_provider.h"
+#include "transport/verbs/verbs_provider.h"
 
 namespace tent {
 

@@ -9,8 +9,9 @@
 
 #include "common/crash_reporter.h"
 #include "common/log.h"
+#include "config/log_setup.h"
 #include "engine/connection.h"
-#include "engine/control_socket.h"
+#include "transport/tcp/control_socket.h"
 #include "engine/op.h"
 #include "health/rail_monitor.h"
 #include "policy/qos_queue.h"

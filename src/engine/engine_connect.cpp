@@ -10,7 +10,7 @@
 
 #include "common/log.h"
 #include "engine/connection.h"
-#include "engine/control_socket.h"
+#include "transport/tcp/control_socket.h"
 #include "engine/engine.h"
 #include "health/rail_monitor.h"
 #include "wire/frame_codec.h"

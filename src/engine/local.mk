@@ -4,14 +4,10 @@ libtentcore_la_SOURCES += \
 	src/engine/send_reassembler.h src/engine/send_reassembler.cpp \
 	src/engine/chunk_plan.h src/engine/chunk_plan.cpp \
 	src/engine/memory_registry.h src/engine/memory_registry.cpp \
-	src/engine/control_socket.h src/engine/control_socket.cpp \
 	src/engine/control_outbox.h src/engine/control_outbox.cpp \
-	src/engine/loopback_provider.h src/engine/loopback_provider.cpp \
 	src/engine/engine_types.h src/engine/engine_params.h src/engine/engine_params.cpp \
 	src/engine/connection.h src/engine/op.h \
 	src/engine/engine.h src/engine/engine.cpp src/engine/engine_connect.cpp \
 	src/engine/engine_progress.cpp src/engine/engine_drive.cpp src/engine/engine_datapath.cpp \
 	src/engine/engine_failover.cpp src/engine/engine_rail_care.cpp src/engine/engine_control.cpp \
-	src/engine/default_providers.h src/engine/default_providers.cpp \
-	src/engine/tcp_provider.h src/engine/tcp_provider.cpp \
-	src/engine/verbs_provider.h src/engine/verbs_provider.cpp
+	src/engine/default_providers.h src/engine/default_providers.cpp

@@ -12,7 +12,7 @@
 
 #include "common/status.h"
 #include "config/config.h"
-#include "transport/transport.h"
+#include "common/transport_kind.h"
 
 namespace tent {
 

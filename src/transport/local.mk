@@ -16,8 +16,12 @@ libtentcore_la_SOURCES += \
 	src/transport/tcp/tcp_counters.h src/transport/tcp/tcp_counters.cpp \
 	src/transport/tcp/tcp_rail_params.h src/transport/tcp/tcp_rail_params.cpp \
 	src/transport/tcp/data_frame_prefix.h src/transport/tcp/data_frame_prefix.cpp \
-	src/transport/tcp/tcp_rail.h src/transport/tcp/tcp_rail.cpp \
-	src/transport/tcp/tcp_poller.h src/transport/tcp/tcp_poller.cpp
+	src/transport/tcp/tcp_rail.h src/transport/tcp/tcp_rail_detail.h src/transport/tcp/tcp_rail.cpp \
+	src/transport/tcp/tcp_rail_initiator.cpp src/transport/tcp/tcp_rail_receive.cpp \
+	src/transport/tcp/tcp_rail_target.cpp src/transport/tcp/tcp_rail_acks.cpp src/transport/tcp/tcp_rail_timers.cpp \
+	src/transport/tcp/tcp_poller.h src/transport/tcp/tcp_poller.cpp \
+	src/transport/tcp/control_socket.h src/transport/tcp/control_socket.cpp \
+	src/transport/tcp/tcp_provider.h src/transport/tcp/tcp_provider.cpp
 # verbs helper
 libtentcore_la_SOURCES += \
 	src/transport/verbs/verbs_params.h src/transport/verbs/verbs_params.cpp \
@@ -30,4 +34,5 @@ libtentcore_la_SOURCES += \
 	src/transport/verbs/verbs_cq.h src/transport/verbs/verbs_cq.cpp \
 	src/transport/verbs/verbs_rail.h src/transport/verbs/verbs_rail.cpp \
 	src/transport/verbs/async_event.h src/transport/verbs/async_event.cpp \
-	src/transport/verbs/verbs_address.h src/transport/verbs/verbs_address.cpp
+	src/transport/verbs/verbs_address.h src/transport/verbs/verbs_address.cpp \
+	src/transport/verbs/verbs_provider.h src/transport/verbs/verbs_provider.cpp

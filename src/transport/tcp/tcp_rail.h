@@ -42,6 +42,10 @@
 // close so the failure completions are collected). A caller that epolls it
 // itself must also wait for writability while wants_write() and wake up by
 // next_timer(); TcpPoller does all of this for many rails on one epoll fd.
+//
+// The class is defined in tcp_rail.cpp (construction, progress, closing) and
+// one file per concern beside it: tcp_rail_initiator.cpp, tcp_rail_receive.cpp,
+// tcp_rail_target.cpp, tcp_rail_acks.cpp, tcp_rail_timers.cpp.
 #pragma once
 
 #include <cstdint>

@@ -17,6 +17,7 @@
 #include "common/crash_reporter.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "config/log_setup.h"
 
 using namespace tent;
 

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "config/log_setup.h"
 
 using namespace tent;
 using namespace std::chrono_literals;

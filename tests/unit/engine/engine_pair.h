@@ -1,4 +1,4 @@
-// Two engines in one process joined by loopback rails (src/engine/loopback_provider.h),
+// Two engines in one process joined by loopback rails (tests/support/loopback_provider.h),
 // connected over their real control channel on 127.0.0.1.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 #include "config/config.h"
 #include "engine/engine.h"
-#include "engine/loopback_provider.h"
+#include "../../support/loopback_provider.h"
 #include "wire/memory_handle.h"
 
 namespace tent::test {

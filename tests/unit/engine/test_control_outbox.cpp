@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "engine/control_outbox.h"
-#include "engine/control_socket.h"
+#include "transport/tcp/control_socket.h"
 #include "engine_pair.h"
 #include "wire/frame_codec.h"
 #include "wire/frame_scanner.h"

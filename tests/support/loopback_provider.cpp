@@ -1,4 +1,4 @@
-#include "engine/loopback_provider.h"
+#include "loopback_provider.h"
 
 #include <cstring>
 #include <deque>

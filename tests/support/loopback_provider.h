@@ -1,4 +1,5 @@
-// An in-process transport for tests: rails that join two engines in the same
+// An in-process transport for tests and the engine-overhead benchmark (not
+// part of the library): rails that join two engines in the same
 // process through memory. A WRITE or READ is checked against the target's
 // registrations (RegionLookup, key = the TCP key) exactly as a TCP rail
 // checks it, then copied; a SEND is handed to the other side's rail. Each

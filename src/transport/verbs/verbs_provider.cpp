@@ -1,4 +1,4 @@
-#include "engine/verbs_provider.h"
+#include "transport/verbs/verbs_provider.h"
 
 #include <infiniband/verbs.h>
 

@@ -1,4 +1,4 @@
-#include "engine/tcp_provider.h"
+#include "transport/tcp/tcp_provider.h"
 
 #include <arpa/inet.h>
 #include <sys/epoll.h>
@@ -7,7 +7,7 @@
 
 #include "common/log.h"
 #include "common/text.h"
-#include "engine/control_socket.h"
+#include "transport/tcp/control_socket.h"
 #include "transport/tcp/tcp_hello.h"
 #include "transport/tcp/tcp_rail.h"
 

@@ -1,4 +1,4 @@
-#include "engine/control_socket.h"
+#include "transport/tcp/control_socket.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,0 +1,112 @@
+// TcpRail, acknowledgements: the peer's answers (Ack, Nack, ReadResponse,
+// ProbeReply) complete the ops this side posted, each exactly once.
+#include "transport/tcp/tcp_rail.h"
+
+#include <cstring>
+
+#include "wire/wire_status.h"
+
+namespace tent::tcp {
+
+namespace {
+
+// The frame type a Nack names for each kind of op.
+wire::FrameType request_type(RailOpcode op) {
+    switch (op) {
+    case RailOpcode::Write: return wire::FrameType::Write;
+    case RailOpcode::Read: return wire::FrameType::ReadRequest;
+    case RailOpcode::Send: return wire::FrameType::Send;
+    case RailOpcode::Probe: return wire::FrameType::Probe;
+    }
+    return wire::FrameType::Write;
+}
+
+// How the health layer sees a refusal from the target.
+RailOutcome outcome_of(wire::WireStatus s) {
+    switch (s) {
+    case wire::WireStatus::Ok: return RailOutcome::Success;
+    case wire::WireStatus::ReceiverNotReady: return RailOutcome::RetryExceeded;
+    case wire::WireStatus::RemoteAccess:
+    case wire::WireStatus::RemoteInvalid:
+    case wire::WireStatus::RemoteOperation: return RailOutcome::RemoteAccess;
+    }
+    return RailOutcome::RemoteAccess;
+}
+
+} // namespace
+
+bool TcpRail::handle_ack(const wire::Frame& f, const wire::Ack& a) {
+    auto at = pending_.find(f.seq);
+    if (at == pending_.end() || at->second.opcode == RailOpcode::Read) {
+        reject_frame("ack for sequence " + std::to_string(f.seq) + ", which no write or send awaits");
+        return false;
+    }
+    // Cumulative: every write and send up to seq was delivered; reads wait
+    // for their own response.
+    for (auto it = pending_.begin(); it != pending_.end() && it->first <= f.seq;) {
+        if (it->second.opcode == RailOpcode::Read) {
+            ++it;
+            continue;
+        }
+        if (it->first == f.seq && a.status != wire::WireStatus::Ok)
+            complete(it->second, outcome_of(a.status),
+                     Status(wire::wire_status_code(a.status),
+                            describe(it->second) + " failed at the peer: " + wire::wire_status_name(a.status)));
+        else
+            complete(it->second, RailOutcome::Success, Status::ok());
+        it = pending_.erase(it);
+    }
+    return true;
+}
+
+bool TcpRail::handle_nack(const wire::Frame& f, const wire::Nack& n) {
+    auto it = pending_.find(f.seq);
+    if (it == pending_.end() || request_type(it->second.opcode) != n.op || n.error == wire::WireStatus::Ok) {
+        reject_frame("nack of " + std::string(wire::frame_type_name(n.op)) + " for sequence " +
+                     std::to_string(f.seq) + ", which does not match an outstanding op");
+        return false;
+    }
+    complete(it->second, outcome_of(n.error),
+             Status(wire::wire_status_code(n.error),
+                    describe(it->second) + " refused by the peer: " + wire::wire_status_name(n.error)));
+    pending_.erase(it);
+    return true;
+}
+
+bool TcpRail::handle_read_response(const wire::Frame& f, const wire::ReadResponse& r) {
+    auto it = pending_.find(f.seq);
+    if (it == pending_.end() || it->second.opcode != RailOpcode::Read) {
+        reject_frame("read response for sequence " + std::to_string(f.seq) + ", which no read awaits");
+        return false;
+    }
+    const Pending p = it->second;
+    if (r.status != wire::WireStatus::Ok) {
+        pending_.erase(it);
+        complete(p, outcome_of(r.status),
+                 Status(wire::wire_status_code(r.status),
+                        describe(p) + " refused by the peer: " + wire::wire_status_name(r.status)));
+        return true;
+    }
+    if (r.data.size() != p.length) {
+        reject_frame("read response of " + std::to_string(r.data.size()) + " bytes for a read of " +
+                     std::to_string(p.length));
+        return false;
+    }
+    pending_.erase(it);
+    std::memcpy(p.local, r.data.data(), r.data.size());
+    complete(p, RailOutcome::Success, Status::ok());
+    return true;
+}
+
+bool TcpRail::handle_probe_reply(const wire::ProbeReply& r) {
+    auto it = probes_.find(r.nonce);
+    if (it == probes_.end()) {
+        reject_frame("probe reply with nonce " + std::to_string(r.nonce) + ", which no probe awaits");
+        return false;
+    }
+    complete(it->second, RailOutcome::ProbeAnswered, Status::ok());
+    probes_.erase(it);
+    return true;
+}
+
+} // namespace tent::tcp

@@ -1,0 +1,153 @@
+// TcpRail, initiator side: post() turns an op into a frame, queued with
+// the op's data and flushed to the socket with sendmsg.
+#include "transport/tcp/tcp_rail.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+#include "transport/tcp/data_frame_prefix.h"
+#include "transport/tcp/tcp_rail_detail.h"
+#include "wire/frame_codec.h"
+
+namespace tent::tcp {
+
+namespace {
+
+// Bounds on one progress() call, so one busy rail cannot starve the others.
+constexpr int kMaxSendsPerProgress = 64;
+constexpr std::size_t kMaxIov = 64;
+
+} // namespace
+
+Status TcpRail::post(const RailOp& op) {
+    if (!open_)
+        return Status(Code::RailDown, "tcp rail " + identity_.name + " is closed: " + close_reason_.message());
+    if (op.length > max_op_length())
+        return Status(Code::InvalidArgument, "tcp rail " + identity_.name + ": op of " + std::to_string(op.length) +
+                                                 " bytes above the maximum of " + std::to_string(max_op_length()));
+    if (op.length > 0 && op.local == nullptr && op.opcode != RailOpcode::Probe)
+        return Status(Code::InvalidArgument, "tcp rail " + identity_.name + ": no local buffer");
+    if (op.opcode == RailOpcode::Send && op.send_header.size() > kMaxSendHeaderLength)
+        return Status(Code::InvalidArgument, "tcp rail " + identity_.name + ": send header of " +
+                                                 std::to_string(op.send_header.size()) + " bytes above " +
+                                                 std::to_string(kMaxSendHeaderLength));
+    const TimePoint now = clock_.now();
+    Pending p{op.cookie, op.opcode, op.local, op.length, op.remote_addr, op.rkey, now, next_order_++};
+    const auto* bytes = static_cast<const std::uint8_t*>(op.local);
+    wire::Frame frame = frame_for(0, wire::Heartbeat{});
+
+    switch (op.opcode) {
+    case RailOpcode::Write:
+        frame.body = wire::Write{.rkey = op.rkey, .remote_addr = op.remote_addr, .immediate = std::nullopt, .data = {}};
+        break;
+    case RailOpcode::Read:
+        if (op.length == 0) {
+            // The wire has no empty read (nor does it need one): done at once.
+            complete(p, RailOutcome::Success, Status::ok());
+            return Status::ok();
+        }
+        frame.body = wire::ReadRequest{.rkey = op.rkey,
+                                       .remote_addr = op.remote_addr,
+                                       .length = static_cast<std::uint32_t>(op.length)};
+        break;
+    case RailOpcode::Send: {
+        // The header travels in front of the payload: u16 length, bytes.
+        std::vector<std::uint8_t> data;
+        data.reserve(2 + op.send_header.size());
+        const auto header_length = static_cast<std::uint16_t>(op.send_header.size());
+        data.push_back(static_cast<std::uint8_t>(header_length & 0xFF));
+        data.push_back(static_cast<std::uint8_t>(header_length >> 8));
+        data.insert(data.end(), op.send_header.begin(), op.send_header.end());
+        frame.body = wire::Send{.immediate = std::nullopt, .data = std::move(data)};
+        break;
+    }
+    case RailOpcode::Probe:
+        frame.body = wire::Probe{.nonce = next_nonce_, .timestamp_ns = detail::timestamp_ns(now)};
+        break;
+    }
+
+    if (op.opcode == RailOpcode::Probe) {
+        if (Status s = queue_frame(frame); !s) return s;
+        probes_.emplace(next_nonce_++, p);
+    } else {
+        frame.seq = next_seq_;
+        if (op.opcode == RailOpcode::Read) {
+            if (Status s = queue_frame(frame); !s) return s;
+        } else {
+            auto head = encode_data_frame_prefix(frame, op.length);
+            if (!head) return Status(Code::InvalidArgument, "tcp rail " + identity_.name + ": " + head.status().message());
+            queue_bytes(std::move(*head), std::span<const std::uint8_t>(bytes, op.length));
+        }
+        pending_.emplace(next_seq_++, p);
+    }
+    // Start sending now; a socket error closes the rail and the op completes
+    // (with the error) at the next progress(), so it is never lost.
+    flush();
+    return Status::ok();
+}
+
+Status TcpRail::queue_frame(const wire::Frame& frame) {
+    std::vector<std::uint8_t> bytes;
+    if (Status s = wire::encode_frame(frame, bytes); !s)
+        return Status(Code::InvalidArgument, "tcp rail " + identity_.name + ": " + s.message());
+    queue_bytes(std::move(bytes), {});
+    return Status::ok();
+}
+
+void TcpRail::queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail) {
+    tx_bytes_ += head.size() + tail.size();
+    tx_.push_back(TxFrame{std::move(head), tail});
+}
+
+void TcpRail::flush() {
+    for (int round = 0; round < kMaxSendsPerProgress && open_ && !tx_.empty(); ++round) {
+        iovec iov[kMaxIov];
+        std::size_t count = 0;
+        auto add = [&](const std::uint8_t* data, std::size_t size) {
+            if (size > 0) iov[count++] = iovec{const_cast<std::uint8_t*>(data), size};
+        };
+        std::size_t skip = tx_front_sent_;
+        for (auto it = tx_.begin(); it != tx_.end() && count + 2 <= kMaxIov; ++it, skip = 0) {
+            if (skip < it->head.size()) {
+                add(it->head.data() + skip, it->head.size() - skip);
+                add(it->tail.data(), it->tail.size());
+            } else {
+                const std::size_t into_tail = skip - it->head.size();
+                add(it->tail.data() + into_tail, it->tail.size() - into_tail);
+            }
+        }
+        msghdr msg{};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = count;
+        // MSG_NOSIGNAL: a reset peer is an error completion, never SIGPIPE in the host.
+        const ssize_t n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+            const int err = errno;
+            TENT_WARN("tcp send failed", "tcp rail %s: sendmsg: %s", identity_.name.c_str(), std::strerror(err));
+            close_with(Code::RailDown, Status::from_errno(err, "sendmsg").message(), RailOutcome::RetryExceeded);
+            return;
+        }
+        silence_.on_sent(clock_.now());
+        auto sent = static_cast<std::size_t>(n);
+        tx_bytes_ -= sent;
+        // Bounded by the queue length: each step drops a frame or ends.
+        while (sent > 0) {
+            const std::size_t left = tx_.front().size() - tx_front_sent_;
+            if (sent < left) {
+                tx_front_sent_ += sent;
+                break;
+            }
+            sent -= left;
+            tx_.pop_front();
+            tx_front_sent_ = 0;
+        }
+    }
+}
+
+} // namespace tent::tcp

@@ -1,0 +1,151 @@
+// TcpRail, receiving side: the incoming byte stream cut into frames, each
+// checked to belong to this rail and handed to its handler.
+#include "transport/tcp/tcp_rail.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+#include "transport/tcp/tcp_rail_detail.h"
+#include "wire/frame_codec.h"
+#include "wire/frame_scanner.h"
+
+namespace tent::tcp {
+
+namespace {
+
+// Bounds on one progress() call, so one busy rail cannot starve the others.
+constexpr int kMaxReceivesPerProgress = 64;
+// Receive buffer grows to one frame at most; this much is read at a time.
+constexpr std::size_t kReceiveChunk = 256 * 1024;
+
+} // namespace
+
+void TcpRail::receive(const std::function<void(const RailMessage&)>& on_message) {
+    for (int round = 0; round < kMaxReceivesPerProgress && open_; ++round) {
+        // Frame and handle everything complete in the buffer.
+        std::size_t need = 0;
+        while (open_) {
+            auto buffered = std::span<const std::uint8_t>(rx_).subspan(rx_begin_, rx_end_ - rx_begin_);
+            auto scan = wire::scan_frame(buffered);
+            if (scan.state == wire::ScanState::Error) {
+                reject_frame(scan.error.message());
+                return;
+            }
+            if (scan.state == wire::ScanState::NeedMore) {
+                need = scan.bytes;
+                break;
+            }
+            auto frame = wire::decode_frame(buffered.first(scan.bytes));
+            rx_begin_ += scan.bytes;
+            if (!frame) {
+                reject_frame(frame.status().message());
+                return;
+            }
+            if (!handle(*frame, on_message)) return;
+        }
+        if (!open_) return;
+        // Make room for at least `need` more bytes: the scanner bounds it by
+        // one frame of the wire's maximum size, whatever the peer announces.
+        if (rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
+        const std::size_t want = std::max(need, kReceiveChunk);
+        if (rx_.size() - rx_end_ < want) {
+            if (rx_begin_ > 0) {
+                std::memmove(rx_.data(), rx_.data() + rx_begin_, rx_end_ - rx_begin_);
+                rx_end_ -= rx_begin_;
+                rx_begin_ = 0;
+            }
+            if (rx_.size() - rx_end_ < want) rx_.resize(rx_end_ + want);
+        }
+        const ssize_t n = ::recv(fd_.get(), rx_.data() + rx_end_, rx_.size() - rx_end_, 0);
+        if (n > 0) {
+            rx_end_ += static_cast<std::size_t>(n);
+            const TimePoint now = clock_.now();
+            // How long the stream stalls on this path (loss, a slow peer):
+            // what tcp_silence_intervals must tolerate.
+            if (log_enabled(LogLevel::Debug) && silence_.silent_for(now) > params_.silence.interval)
+                TENT_DEBUG("tcp silence ended", "tcp rail %s: stream resumed after %lld ms without data (peer last heard %lld ms ago)",
+                           identity_.name.c_str(),
+                           static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(silence_.silent_for(now)).count()),
+                           static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(silence_.unheard_for(now)).count()));
+            silence_.on_received(now);
+            continue;
+        }
+        if (n == 0) {
+            // An idle rail closed by its peer is an orderly shutdown (the peer's
+            // engine went away): not worth a warning in a healthy run.
+            if (outstanding() == 0)
+                TENT_INFO("tcp peer closed", "tcp rail %s: peer closed the connection", identity_.name.c_str());
+            else
+                TENT_WARN("tcp peer closed", "tcp rail %s: peer closed the connection with %zu operations outstanding",
+                          identity_.name.c_str(), outstanding());
+            close_with(Code::RailDown, "peer closed the connection", RailOutcome::RetryExceeded);
+            return;
+        }
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+        const int err = errno;
+        TENT_WARN("tcp receive failed", "tcp rail %s: recv: %s", identity_.name.c_str(), std::strerror(err));
+        close_with(Code::RailDown, Status::from_errno(err, "recv").message(), RailOutcome::RetryExceeded);
+        return;
+    }
+}
+
+bool TcpRail::handle(const wire::Frame& f, const std::function<void(const RailMessage&)>& on_message) {
+    if (f.connection_id != identity_.connection_id || f.rail_id != identity_.rail_id) {
+        reject_frame(std::string(wire::frame_type_name(wire::frame_type(f))) + " for connection " +
+                     detail::hex(f.connection_id) + " rail " + std::to_string(f.rail_id) + ", expected connection " +
+                     detail::hex(identity_.connection_id) + " rail " + std::to_string(identity_.rail_id));
+        return false;
+    }
+    return std::visit(
+        [&](const auto& body) -> bool {
+            using T = std::decay_t<decltype(body)>;
+            if constexpr (std::is_same_v<T, wire::Write>) {
+                return handle_write(f, body);
+            } else if constexpr (std::is_same_v<T, wire::ReadRequest>) {
+                return handle_read_request(f, body);
+            } else if constexpr (std::is_same_v<T, wire::Send>) {
+                return handle_send(f, body, on_message);
+            } else if constexpr (std::is_same_v<T, wire::Ack>) {
+                return handle_ack(f, body);
+            } else if constexpr (std::is_same_v<T, wire::Nack>) {
+                return handle_nack(f, body);
+            } else if constexpr (std::is_same_v<T, wire::ReadResponse>) {
+                return handle_read_response(f, body);
+            } else if constexpr (std::is_same_v<T, wire::Atomic>) {
+                // Atomics are not carried by TCP rails (yet): refuse, as an
+                // HCA without atomic support does.
+                if (!check_incoming_seq(f)) return false;
+                (void)queue_frame(wire::Frame{.rail_id = identity_.rail_id,
+                                              .connection_id = identity_.connection_id,
+                                              .seq = f.seq,
+                                              .body = wire::Nack{wire::FrameType::Atomic,
+                                                                 wire::WireStatus::RemoteInvalid}});
+                return true;
+            } else if constexpr (std::is_same_v<T, wire::Probe>) {
+                (void)queue_frame(wire::Frame{.rail_id = identity_.rail_id,
+                                              .connection_id = identity_.connection_id,
+                                              .body = wire::ProbeReply{body.nonce, body.timestamp_ns}});
+                return true;
+            } else if constexpr (std::is_same_v<T, wire::ProbeReply>) {
+                return handle_probe_reply(body);
+            } else if constexpr (std::is_same_v<T, wire::Heartbeat> || std::is_same_v<T, wire::HeartbeatAck>) {
+                return true; // arrival alone proves liveness
+            } else if constexpr (std::is_same_v<T, wire::Goodbye>) {
+                TENT_INFO("tcp peer goodbye", "tcp rail %s: peer closed the rail (reason %u)",
+                          identity_.name.c_str(), static_cast<unsigned>(body.reason));
+                close_with(Code::RailDown, "peer said goodbye", RailOutcome::RetryExceeded);
+                return false;
+            } else {
+                reject_frame(std::string("unexpected ") + wire::frame_type_name(T::kType) + " on a data rail");
+                return false;
+            }
+        },
+        f.body);
+}
+
+} // namespace tent::tcp
