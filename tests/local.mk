@@ -14,7 +14,10 @@
 #  - A shell test: add it to SCRIPT_TESTS (it is distributed); a library or
 #    data file it sources goes in TEST_DATA_FILES. Shell suites source
 #    tests/lib/common.sh (background processes, cleanup, bounded waits, skip).
-# Long tests first in each list: make -j starts them first.
+# Other branches' blocks at the end of this file, in the older five-line
+# style, are folded into these lists when they are merged.
+# The failover and simverbs checks are listed slowest first, so that make -j
+# spreads them well.
 
 if ENABLE_TESTS
 CRITERION_TESTS = \
