@@ -5,7 +5,7 @@ bin_PROGRAMS += tent-run
 tent_run_SOURCES = scripts/tent-run/tent_run.cpp scripts/tent-run/commands.h \
 	scripts/tent-run/show_config.cpp scripts/tent-run/show_topology.cpp \
 	scripts/tent-run/run_command.cpp
-tent_run_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/scripts $(DEP_CFLAGS)
+tent_run_CPPFLAGS = $(TENT_CPPFLAGS) -I$(top_srcdir)/scripts $(DEP_CFLAGS)
 tent_run_LDADD = libtentcore.la $(DEP_LIBS)
 
 # tent-bench: write/read/send between two processes through the C API
@@ -16,7 +16,7 @@ tent_bench_SOURCES = scripts/tent-bench/tent_bench.cpp scripts/tent-bench/option
 	scripts/tent-bench/report.h scripts/tent-bench/report.cpp scripts/tent-bench/run.h \
 	scripts/tent-bench/server.cpp scripts/tent-bench/client.cpp scripts/tent-bench/stream.h \
 	scripts/tent-bench/stream.cpp scripts/tent-bench/stats_ticker.h scripts/tent-bench/stats_ticker.cpp
-tent_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/scripts
+tent_bench_CPPFLAGS = $(TENT_CPPFLAGS) -I$(top_srcdir)/scripts
 tent_bench_LDADD = libtent.la
 dist_man_MANS += man/tent-bench.1
 
@@ -25,5 +25,5 @@ dist_man_MANS += man/tent-bench.1
 noinst_PROGRAMS += engine-overhead
 engine_overhead_SOURCES = scripts/engine-overhead/engine_overhead.cpp \
 	tests/support/loopback_provider.h tests/support/loopback_provider.cpp
-engine_overhead_CPPFLAGS = $(AM_CPPFLAGS) $(DEP_CFLAGS)
+engine_overhead_CPPFLAGS = $(TENT_CPPFLAGS) $(DEP_CFLAGS)
 engine_overhead_LDADD = libtentcore.la $(DEP_LIBS)

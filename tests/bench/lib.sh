@@ -1,15 +1,11 @@
 # Shared by the tent-bench checks: a server on a free loopback port, a
 # client against it, and a check of the client's JSON. Every process runs
-# under timeout; nothing outlives the test.
+# under timeout; nothing outlives the test (tests/lib/common.sh).
+. "${TEST_SRCDIR:-.}/tests/lib/common.sh"
 BENCH="${TEST_BUILDDIR:-.}/tent-bench"
 SIMVERBS_RUN="${TEST_BUILDDIR:-.}/simverbs-run"
-tmp=$(mktemp -d)
+make_tmpdir tmp tent-bench
 spid=
-cleanup() {
-    if [ -n "$spid" ]; then kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
 # No user configuration; engines advertise loopback addresses only.
 export HOME="$tmp"
 unset TENT_CONFIG
@@ -25,18 +21,17 @@ fail() {
 # in the background and sets port once it listens (at most 10 s).
 start_server() {
     rm -f "$tmp/server.out" "$tmp/server.err"
-    timeout 120 "$@" "$BENCH" --listen 127.0.0.1:0 >"$tmp/server.out" 2>"$tmp/server.err" &
-    spid=$!
+    spawn 120 "$@" "$BENCH" --listen 127.0.0.1:0 >"$tmp/server.out" 2>"$tmp/server.err"
+    spid=$bg_last
     port=
-    i=0
-    while [ $i -lt 100 ]; do
-        port=$(sed -n 's/^tent-bench: listening on [^ ]*:\([0-9][0-9]*\)$/\1/p' "$tmp/server.out")
-        [ -n "$port" ] && return 0
-        kill -0 "$spid" 2>/dev/null || fail "server exited before listening"
-        sleep 0.1
-        i=$((i + 1))
-    done
-    fail "server did not listen within 10 s"
+    wait_for 10 server_port || fail "server did not listen within 10 s"
+}
+# server_port: sets port once the server printed it; fails if it died first.
+server_port() {
+    port=$(sed -n 's/^tent-bench: listening on [^ ]*:\([0-9][0-9]*\)$/\1/p' "$tmp/server.out")
+    [ -n "$port" ] && return 0
+    kill -0 "$spid" 2>/dev/null || fail "server exited before listening"
+    return 1
 }
 
 wait_server() {

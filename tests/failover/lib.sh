@@ -3,19 +3,20 @@
 # the test's own, faults injected with simverbs-ctl while the client runs,
 # and checks of the client's JSON and of its --stats-interval lines
 #   tent-bench: stats t_ms=T rail=NAME bytes=N state=S failovers=N
-# Every process runs under timeout(1) and is killed when the test exits.
+# Every process runs under timeout(1) and is killed when the test exits
+# (tests/lib/common.sh).
 
 : "${TEST_BUILDDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${TEST_SRCDIR:=$TEST_BUILDDIR}"
+. "$(dirname "$0")/../lib/common.sh"
 BENCH=$TEST_BUILDDIR/tent-bench
 SV_RUN=$TEST_BUILDDIR/simverbs-run
 SV_CTL=$TEST_BUILDDIR/simverbs-ctl
 
-[ -e "$TEST_BUILDDIR/tests/simverbs/lib/.libs/libibverbs.so.1" ] || { echo "SKIP: simverbs not built"; exit 77; }
-[ -x "$BENCH" ] && [ -x "$SV_RUN" ] && [ -x "$SV_CTL" ] || { echo "SKIP: tent-bench or simverbs tools not built"; exit 77; }
+[ -e "$TEST_BUILDDIR/tests/simverbs/lib/.libs/libibverbs.so.1" ] || skip "simverbs not built"
+[ -x "$BENCH" ] && [ -x "$SV_RUN" ] && [ -x "$SV_CTL" ] || skip "tent-bench or simverbs tools not built"
 
-# Control sockets need a short path (sun_path is 108 bytes): /tmp, not the build tree.
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tentfo.XXXXXX")
+make_tmpdir tmp tentfo
 export SIMVERBS_DIR=$tmp/sv
 export SIMVERBS_FABRIC=$(basename "$0" .sh)-$$
 unset SIMVERBS_DEVICES SIMVERBS_PORT_RATE SIMVERBS_PORT_DELAY_US SIMVERBS_FAULTS
@@ -24,16 +25,6 @@ unset SIMVERBS_DEVICES SIMVERBS_PORT_RATE SIMVERBS_PORT_DELAY_US SIMVERBS_FAULTS
 for v in $(env | sed -n 's/^\(TENT_[A-Z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 export HOME=$tmp
 export TENT_CONTROL_ADDRESS=127.0.0.1
-
-bg_pids=()
-cleanup() {
-    local p
-    for p in "${bg_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-    for p in "${bg_pids[@]}"; do wait "$p" 2>/dev/null; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 
 # The outputs of the current run, shown when a check fails.
 show_run() {
@@ -52,32 +43,19 @@ fail() {
     exit 1
 }
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
 # bg NAME SECONDS CMD...: CMD in the background under timeout, its stdout
 # and stderr in $tmp/NAME.out and .err; the pid CMD keeps through the exec
 # chain of simverbs-run (the one simverbs-ctl addresses) in $tmp/NAME.pid,
 # timeout's pid in bg_last.
 bg() {
-    local name=$1 secs=$2
-    shift 2
-    rm -f "$tmp/$name.pid"
-    : >"$tmp/$name.out"
-    : >"$tmp/$name.err"
-    timeout -k 2 "$secs" sh -c 'echo $$ >"$0"; exec "$@"' "$tmp/$name.pid" "$@" \
-        >"$tmp/$name.out" 2>"$tmp/$name.err" &
-    bg_last=$!
-    bg_pids+=("$bg_last")
+    local name=$1
+    shift
+    spawn -p "$tmp/$name.pid" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
 }
 
 # pid_of NAME: the program pid recorded by bg (waits at most 5 s).
 pid_of() {
-    local i
-    for ((i = 0; i < 100; i++)); do
-        [ -s "$tmp/$1.pid" ] && { cat "$tmp/$1.pid"; return 0; }
-        sleep 0.05
-    done
-    fail "$1 did not start"
+    pidfile_pid "$tmp/$1.pid" || fail "$1 did not start"
 }
 
 # Faults each process starts with (simverbs-run --faults), empty for none.
@@ -87,17 +65,17 @@ CLIENT_FAULTS=
 # start_server: a tent-bench server on simverbs; sets port, server_pid and
 # server_t (the timeout process to wait for).
 start_server() {
-    local i
     bg server 120 "$SV_RUN" ${SERVER_FAULTS:+--faults "$SERVER_FAULTS"} -- "$BENCH" --listen 127.0.0.1:0 --json
     server_t=$bg_last
     server_pid=$(pid_of server)
-    for ((i = 0; i < 200; i++)); do
-        port=$(sed -n 's/^tent-bench: listening on [^ ]*:\([0-9][0-9]*\)$/\1/p' "$tmp/server.out")
-        [ -n "$port" ] && return 0
-        kill -0 "$server_t" 2>/dev/null || fail "server exited before listening"
-        sleep 0.05
-    done
-    fail "server did not listen within 10 s"
+    wait_for 10 server_port || fail "server did not listen within 10 s"
+}
+# server_port: sets port once the server printed it; fails if it died first.
+server_port() {
+    port=$(sed -n 's/^tent-bench: listening on [^ ]*:\([0-9][0-9]*\)$/\1/p' "$tmp/server.out")
+    [ -n "$port" ] && return 0
+    kill -0 "$server_t" 2>/dev/null || fail "server exited before listening"
+    return 1
 }
 
 # start_client ARGS...: a tent-bench client against the server, with
@@ -131,14 +109,15 @@ rail_bytes() {
 
 # wait_bytes PREFIX MIN SECONDS: until the rails PREFIX carried more than MIN bytes.
 wait_bytes() {
-    local i b
-    for ((i = 0; i < $3 * 20; i++)); do
-        b=$(rail_bytes "$1")
-        [ "$b" -gt "$2" ] && return 0
-        kill -0 "$client_t" 2>/dev/null || fail "the client exited while waiting for traffic on $1"
-        sleep 0.05
-    done
-    fail "rails $1 carried no more than $2 bytes within $3 s (now $b)"
+    local b
+    wait_for "$3" carried_more "$1" "$2" ||
+        fail "rails $1 carried no more than $2 bytes within $3 s (now $b)"
+}
+carried_more() {
+    b=$(rail_bytes "$1")
+    [ "$b" -gt "$2" ] && return 0
+    kill -0 "$client_t" 2>/dev/null || fail "the client exited while waiting for traffic on $1"
+    return 1
 }
 
 # seen_state PREFIX STATE: a stats line showed a rail PREFIX in STATE.

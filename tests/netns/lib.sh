@@ -3,14 +3,15 @@
 # tent-bench's bootstrap and tent's control channel, and data links for TCP
 # rails -- where `ip link set down` and packet loss are real faults.
 # Everything runs under timeout; the namespaces and processes go away on
-# exit, whatever happens. Names carry the shell's pid so that parallel runs
-# do not collide.
+# exit, whatever happens (tests/lib/common.sh). Names carry the shell's pid
+# so that parallel runs do not collide.
 #
 # Address plan (the same in every run: each run has its own namespaces):
 #   management  10.77.0.1 (server)  10.77.0.2 (client)
 #   data link i 10.77.i.1 (server)  10.77.i.2 (client)
 
 : "${TEST_BUILDDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+. "$(dirname "$0")/../lib/common.sh"
 BENCH=$TEST_BUILDDIR/tent-bench
 SV_RUN=$TEST_BUILDDIR/simverbs-run
 SV_CTL=$TEST_BUILDDIR/simverbs-ctl
@@ -18,20 +19,15 @@ SV_CTL=$TEST_BUILDDIR/simverbs-ctl
 NS_TAG=tn$$
 NS_S=tent-$NS_TAG-s
 NS_C=tent-$NS_TAG-c
-NS_TMP=$(mktemp -d "${TMPDIR:-/tmp}/tent-netns.XXXXXX")
+make_tmpdir NS_TMP tent-netns
 ns_made=()
-ns_bg=()
 
+# Deleting a namespace deletes its veth ends (and their peers).
 ns_cleanup() {
-    local p n
-    for p in "${ns_bg[@]}"; do kill -TERM "$p" 2>/dev/null; done
-    for p in "${ns_bg[@]}"; do wait "$p" 2>/dev/null; done
-    # Deleting a namespace deletes its veth ends (and their peers).
+    local n
     for n in "${ns_made[@]}"; do ip netns delete "$n" 2>/dev/null; done
-    rm -rf "$NS_TMP"
 }
-trap ns_cleanup EXIT
-trap 'exit 1' INT TERM HUP
+at_exit ns_cleanup
 
 fail() {
     echo "FAIL: $*" >&2
@@ -40,11 +36,6 @@ fail() {
         [ -s "$f" ] && { echo "--- $f" >&2; tail -n 40 "$f" >&2; }
     done
     exit 1
-}
-
-skip() {
-    echo "SKIP: $*"
-    exit 77
 }
 
 # Root and a working `ip netns`, else the test is skipped.
@@ -89,21 +80,19 @@ stamp_lines() {
 run_bg() {
     local name=$1 ns=$2 secs=$3
     shift 3
-    ip netns exec "$ns" timeout -k 2 "$secs" "$@" >"$NS_TMP/$name.out" 2> >(stamp_lines >"$NS_TMP/$name.err") &
-    bg_pid=$!
-    ns_bg+=("$bg_pid")
+    spawn "$secs" ip netns exec "$ns" "$@" >"$NS_TMP/$name.out" 2> >(stamp_lines >"$NS_TMP/$name.err")
+    bg_pid=$bg_last
 }
 
 # The tent-bench process under timeout PID (for simverbs-ctl), once the
 # wrappers have exec'd into it.
 bench_pid_of() {
-    local i p
-    for ((i = 0; i < 100; i++)); do
-        p=$(pgrep -P "$1" -x tent-bench | head -n 1)
-        [ -n "$p" ] && { echo "$p"; return 0; }
-        sleep 0.05
-    done
-    return 1
+    local p
+    wait_for 5 bench_child "$1" && echo "$p"
+}
+bench_child() {
+    p=$(pgrep -P "$1" -x tent-bench | head -n 1)
+    [ -n "$p" ]
 }
 
 # Commands both tent-bench processes run under (e.g. simverbs-run ... --).
@@ -116,14 +105,14 @@ start_server() {
     run_bg server "$NS_S" 60 env TENT_CONTROL_ADDRESS=10.77.0.1 "$@" "${wrap[@]}" "$BENCH" --listen 10.77.0.1:0
     server_pid=$bg_pid
     port=
-    local i
-    for ((i = 0; i < 100; i++)); do
-        port=$(sed -n 's/^tent-bench: listening on [^ ]*:\([0-9][0-9]*\)$/\1/p' "$NS_TMP/server.out")
-        [ -n "$port" ] && return 0
-        kill -0 "$server_pid" 2>/dev/null || fail "server exited before listening"
-        sleep 0.1
-    done
-    fail "server did not listen within 10 s"
+    wait_for 10 server_port || fail "server did not listen within 10 s"
+}
+# server_port: sets port once the server printed it; fails if it died first.
+server_port() {
+    port=$(sed -n 's/^tent-bench: listening on [^ ]*:\([0-9][0-9]*\)$/\1/p' "$NS_TMP/server.out")
+    [ -n "$port" ] && return 0
+    kill -0 "$server_pid" 2>/dev/null || fail "server exited before listening"
+    return 1
 }
 
 # start_client SECS [VAR=VALUE...] -- [tent-bench client options]: the
@@ -140,30 +129,17 @@ start_client() {
 }
 
 # wait_pid PID SECS: waits (at most SECS) for PID to exit; sets rc (124 when it did not).
-wait_pid() {
-    local i
-    for ((i = 0; i < $2 * 20; i++)); do
-        kill -0 "$1" 2>/dev/null || break
-        sleep 0.05
-    done
-    if kill -0 "$1" 2>/dev/null; then
-        rc=124
-        return
-    fi
-    rc=0
-    wait "$1" || rc=$?
-}
+wait_pid() { wait_exit "$@"; }
 
 # Waits until the client's engine has connected (it prints nothing until the
 # end, so look for the data rails' sockets), at most 10 s.
 wait_rails_up() {
-    local i
-    for ((i = 0; i < 200; i++)); do
-        [ "$(ip netns exec "$NS_C" ss -Htn state established '( src 10.77.1.2 )' 2>/dev/null | wc -l)" -ge 1 ] && return 0
-        kill -0 "$client_pid" 2>/dev/null || fail "client exited before its rails were up"
-        sleep 0.05
-    done
-    fail "the client's rails did not come up within 10 s"
+    wait_for 10 client_rails_up || fail "the client's rails did not come up within 10 s"
+}
+client_rails_up() {
+    [ "$(ip netns exec "$NS_C" ss -Htn state established '( src 10.77.1.2 )' 2>/dev/null | wc -l)" -ge 1 ] && return 0
+    kill -0 "$client_pid" 2>/dev/null || fail "client exited before its rails were up"
+    return 1
 }
 
 # json FILE EXPR: evaluates a Python expression over the JSON object r in FILE.

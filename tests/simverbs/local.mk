@@ -39,33 +39,3 @@ uninstall-hook: simverbs-uninstall-hook
 simverbs-uninstall-hook:
 	rm -f $(DESTDIR)$(simverbsdir)/libibverbs.so.1 $(DESTDIR)$(simverbsdir)/libibverbs.so.1.0.0
 
-if ENABLE_TESTS
-TESTS += tests/simverbs/lib/tests/test-abi.sh
-dist_check_SCRIPTS += tests/simverbs/lib/tests/test-abi.sh
-endif
-
-# Unit tests of the library: verbs calls against simverbs itself (never the
-# system libibverbs), each test in its own fabric.
-if ENABLE_TESTS
-SIMVERBS_TEST_FLAGS = -I$(top_srcdir)/tests/simverbs/lib/tests $(IBVERBS_CFLAGS) $(CRITERION_CFLAGS)
-SIMVERBS_TEST_LIBS = tests/simverbs/lib/libibverbs.la $(CRITERION_LIBS)
-check_PROGRAMS += tests/simverbs/lib/tests/test_rc
-TESTS += tests/simverbs/lib/tests/test_rc
-tests_simverbs_lib_tests_test_rc_SOURCES = tests/simverbs/lib/tests/test_rc.cpp tests/simverbs/lib/tests/verbs_pair.h
-tests_simverbs_lib_tests_test_rc_CPPFLAGS = $(SIMVERBS_TEST_FLAGS)
-tests_simverbs_lib_tests_test_rc_LDADD = $(SIMVERBS_TEST_LIBS)
-endif
-if ENABLE_TESTS
-check_PROGRAMS += tests/simverbs/lib/tests/test_device
-TESTS += tests/simverbs/lib/tests/test_device
-tests_simverbs_lib_tests_test_device_SOURCES = tests/simverbs/lib/tests/test_device.cpp tests/simverbs/lib/tests/verbs_pair.h
-tests_simverbs_lib_tests_test_device_CPPFLAGS = $(SIMVERBS_TEST_FLAGS)
-tests_simverbs_lib_tests_test_device_LDADD = $(SIMVERBS_TEST_LIBS)
-endif
-if ENABLE_TESTS
-check_PROGRAMS += tests/simverbs/lib/tests/test_stress
-TESTS += tests/simverbs/lib/tests/test_stress
-tests_simverbs_lib_tests_test_stress_SOURCES = tests/simverbs/lib/tests/test_stress.cpp tests/simverbs/lib/tests/verbs_pair.h
-tests_simverbs_lib_tests_test_stress_CPPFLAGS = $(SIMVERBS_TEST_FLAGS)
-tests_simverbs_lib_tests_test_stress_LDADD = $(SIMVERBS_TEST_LIBS) -lpthread
-endif

@@ -9,7 +9,7 @@ simverbs_ctl_SOURCES = \
 	tests/simverbs/tools/ctl/command.h tests/simverbs/tools/ctl/command.cpp \
 	tests/simverbs/tools/ctl/control_socket.h tests/simverbs/tools/ctl/control_socket.cpp \
 	src/common/status.cpp
-simverbs_ctl_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/simverbs/tools $(IBVERBS_CFLAGS)
+simverbs_ctl_CPPFLAGS = $(TENT_CPPFLAGS) -I$(top_srcdir)/tests/simverbs/tools $(IBVERBS_CFLAGS)
 simverbs_ctl_LDADD =
 
 # simverbs-run is a shell script; the installed library directory is

@@ -4,4 +4,4 @@
 check_LTLIBRARIES += tests/support/libtentloopback.la
 tests_support_libtentloopback_la_SOURCES = \
 	tests/support/loopback_provider.h tests/support/loopback_provider.cpp
-tests_support_libtentloopback_la_CPPFLAGS = $(AM_CPPFLAGS) $(DEP_CFLAGS)
+tests_support_libtentloopback_la_CPPFLAGS = $(TENT_CPPFLAGS) $(DEP_CFLAGS)

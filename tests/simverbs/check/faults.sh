@@ -21,7 +21,7 @@ pair_env() {
     port=$(free_port)
     start_bg "$name-server" "$secs" env SIMVERBS_FAULTS="$sf" "$SV_RUN" -- ibv_rc_pingpong -g 0 -p "$port" "$@"
     st=$sv_last
-    wait_listen "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen"; }
+    wait_port "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen"; }
     start_bg "$name-client" "$secs" env SIMVERBS_FAULTS="$cf" "$SV_RUN" -- ibv_rc_pingpong -g 0 -p "$port" "$@" 127.0.0.1
     ct=$sv_last
     first=""
@@ -74,7 +74,7 @@ grep -q "Failed status transport retry counter exceeded (12)" "$SV_TMP/ackloss-$
 # no packet reaches it, so the client's first send exhausts its retries.
 port=$(free_port)
 start_bg iso-server 30 "$SV_RUN" --fabric "$SIMVERBS_FABRIC-a" -- ibv_rc_pingpong -g 0 -p "$port" -n 10
-wait_listen "$port" 10 || { show_log iso-server; fail "isolation: server did not listen"; }
+wait_port "$port" 10 || { show_log iso-server; fail "isolation: server did not listen"; }
 start_bg iso-client 30 "$SV_RUN" --fabric "$SIMVERBS_FABRIC-b" -- ibv_rc_pingpong -g 0 -p "$port" -n 10 127.0.0.1
 rc=0
 wait "$sv_last" || rc=$?

@@ -1,45 +1,20 @@
 # Shared by the simverbs checks (sourced, bash). Gives each test its own
-# fabric and runtime directory, bounded waits, and a trap that kills every
-# process the test started.
+# fabric and runtime directory; background processes, cleanup and bounded
+# waits come from tests/lib/common.sh.
 
 : "${TEST_BUILDDIR:=$(cd "$(dirname "$0")/../../.." && pwd)}"
 : "${TEST_SRCDIR:=$TEST_BUILDDIR}"
+. "$(dirname "$0")/../../lib/common.sh"
 SV_RUN=$TEST_BUILDDIR/simverbs-run
 SV_CTL=$TEST_BUILDDIR/simverbs-ctl
 SV_CHECK_SRC=$TEST_SRCDIR/tests/simverbs/check
 
-# Control sockets need a short path (sun_path is 108 bytes): use /tmp, not the build tree.
-SV_TMP=$(mktemp -d "${TMPDIR:-/tmp}/svcheck.XXXXXX")
+make_tmpdir SV_TMP svcheck
 SIMVERBS_DIR=$SV_TMP/run
 SIMVERBS_FABRIC=$(basename "$0" .sh)-$$
 export SIMVERBS_DIR SIMVERBS_FABRIC
 SV_RUNDIR=$SIMVERBS_DIR/$SIMVERBS_FABRIC
 unset SIMVERBS_DEVICES SIMVERBS_PORT_RATE SIMVERBS_PORT_DELAY_US SIMVERBS_FAULTS
-
-sv_bg_pids=()
-
-# Every background process runs under timeout(1), which passes a TERM on to
-# its command and KILLs it 2 s later if it is still there.
-sv_cleanup() {
-    local p
-    for p in "${sv_bg_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-    for p in "${sv_bg_pids[@]}"; do wait "$p" 2>/dev/null; done
-    rm -rf "$SV_TMP"
-}
-trap sv_cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-
-skip_unless_installed() {
-    local prog
-    for prog; do
-        command -v "$prog" >/dev/null 2>&1 || { echo "SKIP: $prog is not installed"; exit 77; }
-    done
-}
 
 # The library must have been built: without it nothing here can run.
 require_simverbs() {
@@ -49,62 +24,24 @@ require_simverbs() {
         fail "simverbs library not built in $TEST_BUILDDIR/tests/simverbs/lib/.libs"
 }
 
-# A TCP port nobody listens on, for a program's out-of-band exchange.
-free_port() {
-    local i port hex
-    for ((i = 0; i < 50; i++)); do
-        port=$((20000 + RANDOM % 30000))
-        hex=$(printf '%04X' "$port")
-        grep -qE "^ *[0-9]+: [0-9A-F]+:$hex " /proc/net/tcp /proc/net/tcp6 2>/dev/null || {
-            echo "$port"
-            return 0
-        }
-    done
-    fail "no free TCP port found"
-}
-
-# Waits (at most $2 seconds, default 10) until something listens on TCP port $1.
-wait_listen() {
-    local hex i limit=$((${2:-10} * 20))
-    hex=$(printf '%04X' "$1")
-    for ((i = 0; i < limit; i++)); do
-        grep -qE "^ *[0-9]+: [0-9A-F]+:$hex [0-9A-F]+:0000 0A " /proc/net/tcp /proc/net/tcp6 \
-            2>/dev/null && return 0
-        sleep 0.05
-    done
-    return 1
-}
-
 # start_bg NAME SECONDS CMD...: runs CMD in the background under timeout,
 # output in $SV_TMP/NAME.log. The program's own pid (kept through the exec
 # chain of simverbs-run) lands in $SV_TMP/NAME.pid; $! of timeout in sv_last.
 start_bg() {
-    local name=$1 secs=$2
-    shift 2
-    timeout -k 2 "$secs" sh -c 'echo $$ >"$0"; exec "$@"' "$SV_TMP/$name.pid" "$@" \
-        >"$SV_TMP/$name.log" 2>&1 &
-    sv_last=$!
-    sv_bg_pids+=("$sv_last")
+    local name=$1
+    shift
+    spawn -p "$SV_TMP/$name.pid" "$@" >"$SV_TMP/$name.log" 2>&1
+    sv_last=$bg_last
 }
 
 # pid_of NAME: the program pid recorded by start_bg (waits up to 5 s).
 pid_of() {
-    local i
-    for ((i = 0; i < 100; i++)); do
-        [ -s "$SV_TMP/$1.pid" ] && { cat "$SV_TMP/$1.pid"; return 0; }
-        sleep 0.05
-    done
-    fail "$1 did not start"
+    pidfile_pid "$SV_TMP/$1.pid" || fail "$1 did not start"
 }
 
 # wait_socket PID [SECONDS]: until the process serves its control socket.
 wait_socket() {
-    local i limit=$((${2:-10} * 20))
-    for ((i = 0; i < limit; i++)); do
-        [ -S "$SV_RUNDIR/$1.ctl" ] && return 0
-        sleep 0.05
-    done
-    return 1
+    wait_for "${2:-10}" test -S "$SV_RUNDIR/$1.ctl"
 }
 
 show_log() {
@@ -122,7 +59,7 @@ run_pair() {
     port=$(free_port)
     start_bg "$name-server" "$secs" "$SV_RUN" -- "$prog" -p "$port" "$@"
     spid=$sv_last
-    if ! wait_listen "$port" 10; then
+    if ! wait_port "$port" 10; then
         show_log "$name-server"
         fail "$name: server did not listen on port $port"
     fi
@@ -169,6 +106,3 @@ port_counter() {
         awk -v dev="$2" -v f="$3" '$3 == dev { for (i = 4; i < NF; i++) if ($i == f) { print $(i + 1); exit } }' |
         grep -E '^[0-9]+$' || echo 0
 }
-
-# now_ms: monotonic enough wall time in milliseconds.
-now_ms() { echo $(($(date +%s%N) / 1000000)); }

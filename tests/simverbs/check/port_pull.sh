@@ -24,7 +24,7 @@ pull() {
     port=$(free_port)
     start_bg "$name-server" 30 "$SV_RUN" -- ibv_rc_pingpong -g 0 -p "$port" -n 100000000 "$@"
     local server_t=$sv_last
-    wait_listen "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen"; }
+    wait_port "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen"; }
     start_bg "$name-client" 30 "$SV_RUN" -- ibv_rc_pingpong -g 0 -p "$port" -n 100000000 "$@" 127.0.0.1
     local client_t=$sv_last
     spid=$(pid_of "$name-server")
