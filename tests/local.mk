@@ -51,7 +51,7 @@ tests_unit_topology_test_show_topology_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_topology_test_show_topology_LDADD = $(TEST_LIBS)
 endif
 
-# policy helper: policy layer and fault-injecting transport tests
+# policy helper: policy layer tests
 if ENABLE_TESTS
 check_PROGRAMS += tests/unit/policy/test_policy_rule
 TESTS += tests/unit/policy/test_policy_rule
@@ -83,11 +83,6 @@ TESTS += tests/unit/policy/test_qos_lane
 tests_unit_policy_test_qos_lane_SOURCES = tests/unit/policy/test_qos_lane.cpp
 tests_unit_policy_test_qos_lane_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_policy_test_qos_lane_LDADD = $(TEST_LIBS)
-check_PROGRAMS += tests/unit/policy/test_failover_budget
-TESTS += tests/unit/policy/test_failover_budget
-tests_unit_policy_test_failover_budget_SOURCES = tests/unit/policy/test_failover_budget.cpp
-tests_unit_policy_test_failover_budget_CPPFLAGS = $(TEST_CFLAGS)
-tests_unit_policy_test_failover_budget_LDADD = $(TEST_LIBS)
 check_PROGRAMS += tests/unit/policy/test_replay_decision
 TESTS += tests/unit/policy/test_replay_decision
 tests_unit_policy_test_replay_decision_SOURCES = tests/unit/policy/test_replay_decision.cpp
@@ -98,11 +93,6 @@ TESTS += tests/unit/health/test_rail_silence
 tests_unit_health_test_rail_silence_SOURCES = tests/unit/health/test_rail_silence.cpp
 tests_unit_health_test_rail_silence_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_health_test_rail_silence_LDADD = $(TEST_LIBS)
-check_PROGRAMS += tests/unit/transport/test_fault_transport
-TESTS += tests/unit/transport/test_fault_transport
-tests_unit_transport_test_fault_transport_SOURCES = tests/unit/transport/test_fault_transport.cpp
-tests_unit_transport_test_fault_transport_CPPFLAGS = $(TEST_CFLAGS)
-tests_unit_transport_test_fault_transport_LDADD = $(TEST_LIBS)
 endif
 
 # health helper
@@ -397,4 +387,23 @@ TESTS += tests/unit/engine/test_engine_drive
 tests_unit_engine_test_engine_drive_SOURCES = tests/unit/engine/test_engine_drive.cpp tests/unit/engine/engine_pair.h
 tests_unit_engine_test_engine_drive_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_engine_test_engine_drive_LDADD = $(TEST_LIBS)
+endif
+
+# fault tests
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/policy/test_failover_route
+TESTS += tests/unit/policy/test_failover_route
+tests_unit_policy_test_failover_route_SOURCES = tests/unit/policy/test_failover_route.cpp
+tests_unit_policy_test_failover_route_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_policy_test_failover_route_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/unit/transport/test_fault_rail
+TESTS += tests/unit/transport/test_fault_rail
+tests_unit_transport_test_fault_rail_SOURCES = tests/unit/transport/test_fault_rail.cpp
+tests_unit_transport_test_fault_rail_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_transport_test_fault_rail_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/unit/engine/test_engine_faults
+TESTS += tests/unit/engine/test_engine_faults
+tests_unit_engine_test_engine_faults_SOURCES = tests/unit/engine/test_engine_faults.cpp
+tests_unit_engine_test_engine_faults_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_engine_faults_LDADD = $(TEST_LIBS)
 endif
