@@ -403,7 +403,7 @@ tests_unit_transport_test_fault_rail_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_transport_test_fault_rail_LDADD = $(TEST_LIBS)
 check_PROGRAMS += tests/unit/engine/test_engine_faults
 TESTS += tests/unit/engine/test_engine_faults
-tests_unit_engine_test_engine_faults_SOURCES = tests/unit/engine/test_engine_faults.cpp
+tests_unit_engine_test_engine_faults_SOURCES = tests/unit/engine/test_engine_faults.cpp tests/unit/engine/engine_pair.h
 tests_unit_engine_test_engine_faults_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_engine_test_engine_faults_LDADD = $(TEST_LIBS)
 endif
