@@ -8,7 +8,9 @@ FaultRail::FaultRail(std::unique_ptr<Rail> inner, const FaultParams& params, Fau
 Status FaultRail::post(const RailOp& op) {
     if (post_fails(params_, state_)) return Status(Code::TransportError, name() + ": injected post failure");
     Status s = inner_->post(op);
-    if (s && params_.post_delay > Duration::zero()) posted_at_[op.cookie] = clock_.now();
+    if (!s) return s;
+    if (params_.post_delay > Duration::zero()) posted_at_[op.cookie] = clock_.now();
+    if (op.opcode == RailOpcode::Probe && params_.status_error_rate > 0) probes_.insert(op.cookie);
     return s;
 }
 
@@ -18,6 +20,7 @@ void FaultRail::progress(std::vector<RailCompletion>& done,
     inner_->progress(done, on_message);
     for (std::size_t i = first; i < done.size(); ++i) {
         RailCompletion& c = done[i];
+        if (!probes_.empty() && probes_.erase(c.cookie)) continue;
         if (c.status && status_corrupted(params_, state_)) {
             c.outcome = RailOutcome::RetryExceeded;
             c.status = Status(Code::TransportError, name() + ": injected completion error");

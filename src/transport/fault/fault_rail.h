@@ -3,11 +3,15 @@
 // error although the operation worked, completions held back by a delay.
 // The engine wraps each new rail that the [fault] knobs select, verbs and TCP
 // alike, and no rail when they are off. Everything else is the inner rail's.
+// Health probes are never reported failed when they worked: a failed probe
+// takes a rail out of use (a TCP rail for good), which would turn transient
+// completion errors into a lost rail. Post failures do hit probes.
 #pragma once
 
 #include <deque>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "transport/fault/fault_decision.h"
 #include "transport/fault/fault_params.h"
@@ -50,6 +54,7 @@ private:
     const Clock& clock_;
     std::unordered_map<std::uint64_t, TimePoint> posted_at_;  // cookie -> post time, with a delay only
     std::deque<Held> held_;  // released in order: a held completion also holds those behind it
+    std::unordered_set<std::uint64_t> probes_;  // cookies of probes in flight (status_error_rate set only)
 };
 
 } // namespace tent

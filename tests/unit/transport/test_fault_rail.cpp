@@ -2,7 +2,7 @@
 // same seed same faults, rails draw different streams), which rails the
 // knobs select, and the decorator over a scripted rail (post failures never
 // reach the inner rail, corrupted completions, delayed completions held in
-// order and announced by next_timer()).
+// order and announced by next_timer(), probes spared from status errors).
 #include <criterion/criterion.h>
 
 #include <deque>
@@ -167,6 +167,26 @@ Test(fault_rail, corrupted_completions_report_an_error) {
     cr_expect_eq(done[1].cookie, 9u);
     cr_expect_eq(done[1].status.code(), Code::TransportError);
     cr_expect_eq(done[1].outcome, RailOutcome::RetryExceeded);
+}
+
+Test(fault_rail, probes_are_not_reported_failed) {
+    ManualClock clock;
+    FaultParams p = params();
+    p.status_error_rate = 1.0;
+    FaultRail r(std::make_unique<ScriptedRail>(), p, fault_state_for(1, 0), clock);
+    RailOp probe = cookie_op(5);
+    probe.opcode = RailOpcode::Probe;
+    cr_assert(r.post(probe).is_ok());
+    cr_assert(r.post(cookie_op(6)).is_ok());
+    std::vector<RailCompletion> done;
+    r.progress(done, {});
+    cr_assert_eq(done.size(), 2u);
+    cr_expect(done[0].status.is_ok(), "a probe that worked is reported as such");
+    cr_expect_not(done[1].status.is_ok());
+    // Post failures do hit probes: a dead rail fails its probes too.
+    p.fail_after_n = 0;
+    FaultRail dead(std::make_unique<ScriptedRail>(), p, fault_state_for(1, 0), clock);
+    cr_expect_not(dead.post(probe).is_ok());
 }
 
 Test(fault_rail, delayed_completions_are_held_in_order) {
