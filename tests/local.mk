@@ -40,10 +40,10 @@ CRITERION_TESTS = \
 	tests/unit/policy/test_qos_queue \
 	tests/unit/policy/test_qos_window \
 	tests/unit/policy/test_qos_lane \
-	tests/unit/policy/test_failover_budget \
+	tests/unit/policy/test_failover_route \
 	tests/unit/policy/test_replay_decision \
 	tests/unit/health/test_rail_silence \
-	tests/unit/transport/test_fault_transport \
+	tests/unit/transport/test_fault_rail \
 	tests/unit/health/test_error_window \
 	tests/unit/health/test_pause_backoff \
 	tests/unit/health/test_probe_schedule \
@@ -95,6 +95,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_engine_qos \
 	tests/unit/engine/test_control_outbox \
 	tests/unit/engine/test_engine_drive \
+	tests/unit/engine/test_engine_faults \
 	tests/simverbs/lib/tests/test_rc \
 	tests/simverbs/lib/tests/test_device \
 	tests/simverbs/lib/tests/test_stress \

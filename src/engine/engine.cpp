@@ -63,15 +63,19 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
     std::unique_ptr<Engine> engine(new Engine(config, EngineParams::from_config(config), std::move(providers)));
     engine->monitor_ = std::make_unique<RailMonitor>(*monitor_params);
     engine->monitor_->set_observer(engine.get());
-    // Every bit set for "all devices": which rails a rule allows is decided
-    // per rail (CompiledRule::allows_device), by name for HCAs hwloc misses.
-    engine->transport_selector_.emplace(std::move(*rules), ~std::uint64_t{0});
+    // Which rails a rule allows is decided per rail
+    // (CompiledRule::allows_device), by name for HCAs hwloc misses.
+    engine->transport_selector_.emplace(std::move(*rules));
     for (std::size_t k = 0; k < kTransportKindCount; ++k) {
         bool present = false;
         for (const auto& p : engine->providers_) present = present || static_cast<std::size_t>(p->kind()) == k;
         engine->transport_selector_->set_available(static_cast<TransportKind>(k), present);
     }
     engine->warn_unknown_policy_devices(topology);
+    if (FaultParams faults = FaultParams::from_config(config); faults.enabled()) {
+        TENT_WARN("fault injection on", "rails will fail on purpose: %s", faults.describe().c_str());
+        engine->faults_.emplace(std::move(faults));
+    }
     engine->topology_.emplace(std::move(topology));
     engine->qos_ = std::make_unique<QosQueue>(QosParams::from_config(config), engine->clock_);
     auto metrics = TentMetrics::create(engine->metrics_registry_);

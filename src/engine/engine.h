@@ -28,8 +28,10 @@
 // (send_reassembler.h).
 //
 // Failover (engine_failover.cpp, engine_rail_care.cpp, engine_control.cpp):
-// a piece (chunk or fragment) whose rail fails is replayed on another rail,
-// then on TCP, within max_failover_attempts per piece; a SEND fragment only
+// a piece (chunk or fragment) whose rail fails is replayed on another rail
+// of its transport, then on the next transport, never back to one it left
+// (policy/failover_route.h), within max_failover_attempts per piece
+// (policy/replay_decision.h); a SEND fragment only
 // after the peer said over the control channel that its message was not
 // delivered. Rails are declared failed by their own errors, local port
 // events or silence; failed verbs rails are re-armed on both sides when the
@@ -37,6 +39,9 @@
 // usable rail wait up to failover_timeout_ms, then fail with
 // PeerUnreachable naming every rail and why. A peer whose control
 // connection closes is reported unreachable and its requests fail.
+//
+// Fault injection: with the [fault] knobs set, add_rail() wraps each rail
+// they select in a FaultRail (transport/fault/fault_rail.h).
 #pragma once
 
 #include <atomic>
@@ -67,6 +72,7 @@
 #include "policy/qos_window.h"
 #include "policy/transport_selector.h"
 #include "topology/topology.h"
+#include "transport/fault/fault_params.h"
 #include "transport/provider.h"
 #include "wire/address_blob.h"
 #include "wire/frame.h"
@@ -200,6 +206,8 @@ private:
                                      TimePoint now) const;
     void start_planned(Connection& conn, Op& op);
     std::vector<std::size_t> rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why) const;
+    // What the transport selector knows of a request.
+    TransferSpec transfer_spec(const Connection& conn, const Op& op) const;
     // admitted: the QoS window already let it through (release_held).
     void post_chunk(Op& op, std::size_t index, bool admitted = false);
     // The QoS window (policy/qos_window.h) and lane (policy/qos_lane.h).
@@ -246,6 +254,9 @@ private:
     const Config config_;
     const EngineParams params_;
     const Clock& clock_;
+    // The [fault] knobs when any is set: add_rail wraps the rails they select.
+    std::optional<FaultParams> faults_;
+    std::uint64_t fault_rails_ = 0;  // rails wrapped so far: each draws its own random stream
     std::vector<std::unique_ptr<TransportProvider>> providers_;
     std::vector<std::size_t> hca_offset_, tcp_offset_;  // each provider's first blob entry
     MemoryRegistry registry_;

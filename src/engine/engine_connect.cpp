@@ -13,6 +13,7 @@
 #include "transport/tcp/control_socket.h"
 #include "engine/engine.h"
 #include "health/rail_monitor.h"
+#include "transport/fault/fault_rail.h"
 #include "wire/frame_codec.h"
 
 namespace tent {
@@ -183,7 +184,12 @@ std::string Engine::peer_name(const Connection& conn) {
     return peer;
 }
 
+// The single door through which rails enter the engine (at connection set-up
+// and when a provider adopts one later), so fault injection covers them all.
 void Engine::add_rail(Connection& conn, NewRail rail) {
+    if (faults_ && faults_->applies_to(rail.rail->kind(), rail.rail->name()))
+        rail.rail = std::make_unique<FaultRail>(std::move(rail.rail), *faults_,
+                                                fault_state_for(faults_->seed, fault_rails_++), clock_);
     RailEndpoints ep{rail.local_device, rail.local_port, peer_name(conn), rail.remote_device, rail.remote_port};
     RailSlot slot;
     slot.monitor_id = monitor_->add_rail(ep, clock_.now());

@@ -61,12 +61,17 @@ void Engine::start_planned(Connection& conn, Op& op) {
 // with no such rail (none to this peer, or all paused or failed) is passed
 // over for the next. Busy when rails exist but none is usable now (they may
 // come back), NoResources when no rail is allowed at all.
-std::vector<std::size_t> Engine::rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why) const {
+TransferSpec Engine::transfer_spec(const Connection& conn, const Op& op) const {
     TransferSpec spec;
     spec.priority = op.options.priority;
     spec.length = op.length;
     spec.same_machine = conn.peer.hostname == blob_.hostname;
     spec.transport_hint = op.options.hint;
+    return spec;
+}
+
+std::vector<std::size_t> Engine::rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why) const {
+    const TransferSpec spec = transfer_spec(conn, op);
     const CompiledRule* rule = transport_selector_->match(spec);
     bool any_rail = false;
     for (TransportKind kind : transport_selector_->fallback_list(spec)) {

@@ -1,6 +1,7 @@
 // Failover of pieces (chunks of a WRITE/READ, fragments of a SEND) on the
-// progress thread: decide whether a failed piece is replayed, find it another
-// rail, park it while no rail to its peer is usable, and give up with a clear
+// progress thread: decide whether a failed piece is replayed
+// (policy/replay_decision.h), find it another rail (policy/failover_route.h:
+// never a transport it failed on and left), park it while no rail to its peer is usable, and give up with a clear
 // error after failover_timeout_ms. SEND fragments are replayed only after the
 // peer answered a SyncRequest: a message it already delivered is never sent
 // again, also when only the acknowledgement was lost.
@@ -57,43 +58,48 @@ void Engine::piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size
     place_piece(conn, op, chunk, why);
 }
 
-// Posts the piece on the best usable rail it has not failed on (or that has
-// worked since), else parks it until one is usable. A piece a second rail
-// refused (remote access) with no other rail left fails with that refusal.
+// Posts the piece on the best rail failover_route.h allows (a transport it
+// left behind never again; within one, a rail it has not failed on or that
+// has worked since), else parks it until one is usable. A piece a second
+// rail refused (remote access) with no other rail left fails with that
+// refusal; one whose every rail is on a transport it left fails at once.
 void Engine::place_piece(Connection& conn, Op& op, std::size_t chunk, const Status& last_failure) {
     const TimePoint now = clock_.now();
-    Status why;
-    std::vector<std::size_t> allowed = rails_for(conn, op, now, why);
+    const TransferSpec spec = transfer_spec(conn, op);
+    const CompiledRule* rule = transport_selector_->match(spec);
     const std::uint64_t length = op.chunks[chunk].length;
-    if (op.type == OpType::Send)
-        std::erase_if(allowed, [&](std::size_t i) {
-            return conn.rails[i].rail.rail->max_send_length() < kSendHeaderSize + length;
-        });
-    if (allowed.empty()) {
-        if (why.code() == Code::Busy || why.is_ok()) {
-            park(conn, op, chunk);
-        } else {
-            op.error = why;
-        }
-        return;
+    PieceState& piece = op.pieces[chunk];
+    std::vector<RouteRail> rails;
+    rails.reserve(conn.rails.size());
+    for (std::size_t i = 0; i < conn.rails.size(); ++i) {
+        const RailSlot& s = conn.rails[i];
+        RouteRail r;
+        r.kind = s.rail.rail->kind();
+        r.allowed = !(r.kind == TransportKind::Rdma && rule && !rule->allows_device(s.rail.local_device, s.device)) &&
+                    !(op.type == OpType::Send && s.rail.rail->max_send_length() < kSendHeaderSize + length);
+        r.usable = usable(s);
+        r.paused = r.usable && monitor_->state(s.monitor_id, now) == RailState::Paused;
+        for (const auto& [rail, epoch] : piece.failed_on) r.failed_here = r.failed_here || (rail == i && epoch == s.epoch);
+        rails.push_back(r);
     }
-    const auto& failed_on = op.pieces[chunk].failed_on;
-    std::vector<std::size_t> fresh;
-    for (std::size_t i : allowed) {
-        bool failed_here = false;
-        for (const auto& [rail, epoch] : failed_on) failed_here = failed_here || (rail == i && epoch == conn.rails[i].epoch);
-        if (!failed_here) fresh.push_back(i);
-    }
+    RouteChoice route = choose_failover_rails(transport_selector_->fallback_list(spec), rails, piece.route);
     std::optional<std::size_t> to;
-    if (!fresh.empty())
-        if (auto k = conn.selector->pick(rail_views(conn, fresh, now), ~std::uint64_t{0}, op.caller_numa))
-            to = fresh[*k];
+    if (route.verdict == RouteVerdict::Rails)
+        if (auto k = conn.selector->pick(rail_views(conn, route.rails, now), ~std::uint64_t{0}, op.caller_numa))
+            to = route.rails[*k];
     if (!to) {
-        if (last_failure.code() == Code::RemoteAccess) {
+        if (route.verdict == RouteVerdict::NoRail) {
+            op.error = Status(Code::NoResources, "no rail to peer " + conn.peer.hostname +
+                                                     (rule ? " allowed by policy " + rule->name : std::string()));
+        } else if (route.verdict == RouteVerdict::Exhausted) {
+            op.error = Status(Code::FailoverExhausted,
+                              std::string(kFailoverExhaustedMessage) +
+                                  (last_failure.is_ok() ? "" : " (last error: " + last_failure.to_string() + ")"));
+        } else if (last_failure.code() == Code::RemoteAccess) {
             op.error = last_failure;  // the alive rails refuse it: the request is at fault
-            return;
+        } else {
+            park(conn, op, chunk);
         }
-        park(conn, op, chunk);
         return;
     }
     const std::size_t from = op.chunks[chunk].rail;

@@ -11,6 +11,7 @@
 #include "engine/chunk_plan.h"
 #include "engine/engine_types.h"
 #include "engine/send_header.h"
+#include "policy/failover_route.h"
 #include "policy/replay_decision.h"
 #include "wire/memory_handle.h"
 
@@ -23,6 +24,7 @@ struct PieceState {
     // that has since proven itself (a later success) has a newer epoch and
     // may take the piece again.
     std::vector<std::pair<std::size_t, std::uint64_t>> failed_on;
+    RouteMemory route;  // transports it failed on and left: never used again
 };
 
 struct Op {

@@ -1,4 +1,4 @@
-# src/policy: transport and device selection, QoS queues, failover budget.
+# src/policy: transport and device selection, QoS queues, failover decisions.
 libtentcore_la_SOURCES += \
 	src/policy/priority.h \
 	src/policy/policy_rule.h src/policy/policy_rule.cpp \
@@ -8,7 +8,7 @@ libtentcore_la_SOURCES += \
 	src/policy/qos_queue.h src/policy/qos_queue.cpp \
 	src/policy/qos_window.h src/policy/qos_window.cpp \
 	src/policy/qos_lane.h src/policy/qos_lane.cpp \
-	src/policy/failover_budget.h src/policy/failover_budget.cpp \
+	src/policy/failover_route.h src/policy/failover_route.cpp \
 	src/policy/replay_decision.h src/policy/replay_decision.cpp
 
 # src/policy: build rules for this folder (filled in as the layer grows).

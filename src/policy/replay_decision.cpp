@@ -1,7 +1,5 @@
 #include "policy/replay_decision.h"
 
-#include "policy/failover_budget.h"
-
 namespace tent {
 
 ReplayDecision decide_replay(const Status& failure, const ReplayHistory& history, int max_attempts) {

@@ -1,12 +1,15 @@
 // Whether one failed piece of a request (a chunk of a WRITE/READ, a fragment
 // of a SEND) goes to another rail or ends its request. Pure: the engine keeps
 // a ReplayHistory per piece, so one rail dying with many pieces in flight
-// spends each piece's budget once, never a shared one.
+// spends each piece's budget once, never a shared one. Where a replayed
+// piece goes is failover_route.h's business.
 #pragma once
 
 #include "common/status.h"
 
 namespace tent {
+
+inline constexpr const char* kFailoverExhaustedMessage = "Failover limit exceeded, all transports exhausted";
 
 struct ReplayHistory {
     int failovers = 0;          // replays taken so far

@@ -2,19 +2,10 @@
 
 #include <algorithm>
 
-#include "topology/topology.h"
-
 namespace tent {
 
-TransportSelector::TransportSelector(std::vector<CompiledRule> rules, std::uint64_t all_devices)
-    : rules_(std::move(rules)), all_devices_(all_devices) {
+TransportSelector::TransportSelector(std::vector<CompiledRule> rules) : rules_(std::move(rules)) {
     available_.fill(true);
-}
-
-Result<TransportSelector> TransportSelector::from_config(const Config& config, const Topology& topology) {
-    auto rules = compile_rules(config.policies(), topology);
-    if (!rules) return rules.status();
-    return TransportSelector(std::move(*rules), all_devices_mask(topology));
 }
 
 void TransportSelector::set_available(TransportKind kind, bool available) {
@@ -44,15 +35,6 @@ std::vector<TransportKind> TransportSelector::fallback_list(const TransferSpec& 
         out.push_back(k);
     }
     return out;
-}
-
-Result<TransportChoice> TransportSelector::select(const TransferSpec& spec, std::size_t index) const {
-    auto list = fallback_list(spec);
-    if (index >= list.size())
-        return Status(Code::NotFound, "no transport at fallback index " + std::to_string(index) + " (" +
-                                          std::to_string(list.size()) + " usable)");
-    const CompiledRule* rule = match(spec);
-    return TransportChoice{list[index], rule ? rule->device_mask : all_devices_, rule};
 }
 
 } // namespace tent

@@ -10,8 +10,8 @@
 //      attempt);
 //   3. transports that are unavailable (not installed, failed at install) are
 //      skipped, and so is RDMA when the device mask is empty.
-// Failover walks the list forward (failover_budget.h), so a transport that
-// failed is never returned again for the same request.
+// Failover walks the list forward (failover_route.h), so a transport a
+// request's piece failed on and left is never used again for that piece.
 #pragma once
 
 #include <array>
@@ -21,17 +21,9 @@
 
 namespace tent {
 
-struct TransportChoice {
-    TransportKind kind = TransportKind::Rdma;
-    std::uint64_t device_mask = 0;
-    const CompiledRule* rule = nullptr;  // nullptr: no rule matched
-};
-
 class TransportSelector {
 public:
-    TransportSelector(std::vector<CompiledRule> rules, std::uint64_t all_devices);
-    // Compiles config.policies() against the topology.
-    static Result<TransportSelector> from_config(const Config& config, const Topology& topology);
+    explicit TransportSelector(std::vector<CompiledRule> rules);
 
     void set_available(TransportKind kind, bool available);
     bool available(TransportKind kind) const { return available_[static_cast<std::size_t>(kind)]; }
@@ -39,14 +31,11 @@ public:
     // The first matching rule, or nullptr.
     const CompiledRule* match(const TransferSpec& spec) const;
     std::vector<TransportKind> fallback_list(const TransferSpec& spec) const;
-    // The transport at position index of the fallback list; NotFound past its end.
-    Result<TransportChoice> select(const TransferSpec& spec, std::size_t index) const;
 
     const std::vector<CompiledRule>& rules() const { return rules_; }
 
 private:
     std::vector<CompiledRule> rules_;
-    std::uint64_t all_devices_;
     std::array<bool, kTransportKindCount> available_{};
 };
 

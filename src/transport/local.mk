@@ -1,10 +1,11 @@
-# src/transport: the Transport interface and the fault-injecting decorator.
-# The verbs and TCP transports append their own lines below.
+# src/transport: the Rail and TransportProvider interfaces and the
+# fault-injecting rail decorator. The verbs and TCP transports append their
+# own lines below.
 libtentcore_la_SOURCES += \
-	src/transport/transport.h src/transport/rail.h src/transport/provider.h \
-	src/transport/fault/fault_spec.h \
-	src/transport/fault/fault_transport.h src/transport/fault/fault_transport.cpp \
-	src/transport/fault/loopback_transport.h src/transport/fault/loopback_transport.cpp
+	src/transport/rail.h src/transport/provider.h \
+	src/transport/fault/fault_params.h src/transport/fault/fault_params.cpp \
+	src/transport/fault/fault_decision.h src/transport/fault/fault_decision.cpp \
+	src/transport/fault/fault_rail.h src/transport/fault/fault_rail.cpp
 
 # tcp helper
 libtentcore_la_SOURCES += \

@@ -20,12 +20,11 @@ PolicyRule rule(std::string name, std::map<std::string, std::string> keys) {
     return r;
 }
 
+// As the engine builds it: the rules compiled against the topology.
 TransportSelector selector(std::vector<PolicyRule> rules) {
-    Config config;
-    config.policies() = std::move(rules);
-    auto s = TransportSelector::from_config(config, two_hcas());
-    cr_assert(s.is_ok(), "%s", s.status().to_string().c_str());
-    return std::move(*s);
+    auto compiled = compile_rules(rules, two_hcas());
+    cr_assert(compiled.is_ok(), "%s", compiled.status().to_string().c_str());
+    return TransportSelector(std::move(*compiled));
 }
 
 TransferSpec memory(std::uint64_t length) {
@@ -42,17 +41,7 @@ Test(transport_selector, no_policy_prefers_rdma_then_tcp) {
     cr_assert_eq(list.size(), 2u);
     cr_expect_eq(list[0], TransportKind::Rdma);
     cr_expect_eq(list[1], TransportKind::Tcp);
-    auto first = sel.select(memory(4096), 0);
-    cr_assert(first.is_ok());
-    cr_expect_eq(first->kind, TransportKind::Rdma);
-    cr_expect_eq(first->device_mask, 0x3u);
-    cr_expect_null(first->rule);
-    auto second = sel.select(memory(4096), 1);
-    cr_assert(second.is_ok());
-    cr_expect_eq(second->kind, TransportKind::Tcp);
-    auto past = sel.select(memory(4096), 2);
-    cr_expect_not(past.is_ok());
-    cr_expect_eq(past.status().code(), Code::NotFound);
+    cr_expect_null(sel.match(memory(4096)));
 }
 
 Test(transport_selector, first_matching_rule_wins) {
@@ -63,26 +52,28 @@ Test(transport_selector, first_matching_rule_wins) {
     });
     TransferSpec small = memory(8192);
     small.priority = Priority::Low;  // matches rules 1 and 2: rule 1 is first
-    auto c = sel.select(small, 0);
-    cr_assert(c.is_ok());
-    cr_expect_eq(c->kind, TransportKind::Tcp);
-    cr_assert_not_null(c->rule);
-    std::string name = c->rule->name;
+    const CompiledRule* c = sel.match(small);
+    cr_assert_not_null(c);
+    std::string name = c->name;
     cr_expect_str_eq(name.c_str(), "small-tcp");
-    cr_expect_eq(sel.fallback_list(small).size(), 1u);
+    auto small_list = sel.fallback_list(small);
+    cr_assert_eq(small_list.size(), 1u);
+    cr_expect_eq(small_list[0], TransportKind::Tcp);
 
     TransferSpec low = memory(1 << 20);
     low.priority = Priority::Low;
-    auto l = sel.select(low, 0);
-    cr_assert(l.is_ok());
-    cr_expect_eq(l->kind, TransportKind::Shm);
+    const CompiledRule* l = sel.match(low);
+    cr_assert_not_null(l);
+    cr_expect_eq(sel.fallback_list(low)[0], TransportKind::Shm);
     cr_expect_eq(l->device_mask, 0x2u);
+    cr_expect(l->allows_device("mlx5_1", 1));
+    cr_expect_not(l->allows_device("mlx5_0", 0));
 
-    auto big = sel.select(memory(1 << 20), 0);
-    cr_assert(big.is_ok());
-    cr_expect_eq(big->kind, TransportKind::Rdma);
+    const CompiledRule* big = sel.match(memory(1 << 20));
+    cr_assert_not_null(big);
+    cr_expect_eq(sel.fallback_list(memory(1 << 20))[0], TransportKind::Rdma);
     cr_expect_eq(big->device_mask, 0x1u);
-    name = big->rule->name;
+    name = big->name;
     cr_expect_str_eq(name.c_str(), "catch-all");
     cr_expect_eq(sel.fallback_list(memory(1 << 20)).size(), 1u, "no fallback beyond the rule's list");
 }
@@ -91,16 +82,15 @@ Test(transport_selector, unavailable_transport_is_skipped) {
     auto sel = selector({});
     sel.set_available(TransportKind::Rdma, false);
     cr_expect_not(sel.available(TransportKind::Rdma));
-    auto c = sel.select(memory(1 << 20), 0);
-    cr_assert(c.is_ok());
-    cr_expect_eq(c->kind, TransportKind::Tcp);
-    cr_expect_eq(sel.fallback_list(memory(1)).size(), 1u);
+    auto c = sel.fallback_list(memory(1 << 20));
+    cr_assert_eq(c.size(), 1u);
+    cr_expect_eq(c[0], TransportKind::Tcp);
     sel.set_available(TransportKind::Tcp, false);
     cr_expect(sel.fallback_list(memory(1)).empty());
     sel.set_available(TransportKind::Rdma, true);
-    auto back = sel.select(memory(1 << 20), 0);
-    cr_assert(back.is_ok());
-    cr_expect_eq(back->kind, TransportKind::Rdma);
+    auto back = sel.fallback_list(memory(1 << 20));
+    cr_assert_eq(back.size(), 1u);
+    cr_expect_eq(back[0], TransportKind::Rdma);
 }
 
 Test(transport_selector, devices_unknown_to_the_topology_leave_rdma_to_the_rails) {
@@ -111,7 +101,7 @@ Test(transport_selector, devices_unknown_to_the_topology_leave_rdma_to_the_rails
     cr_assert_eq(list.size(), 2u);
     cr_expect_eq(list[0], TransportKind::Rdma);
     cr_expect_eq(list[1], TransportKind::Tcp);
-    auto no_topology_hcas = TransportSelector({}, 0);
+    auto no_topology_hcas = TransportSelector({});
     cr_expect_eq(no_topology_hcas.fallback_list(memory(4096)).size(), 2u);
     no_topology_hcas.set_available(TransportKind::Rdma, false);  // no RDMA provider: that decides
     auto l2 = no_topology_hcas.fallback_list(memory(4096));
@@ -145,10 +135,8 @@ Test(transport_selector, hint_pins_first_attempt_then_rule_order) {
     cr_expect_eq(l3[0], TransportKind::Rdma);
 }
 
-Test(transport_selector, from_config_reports_bad_rules) {
-    Config config;
-    config.policies() = {rule("bad", {{"transports", "udp"}})};
-    auto s = TransportSelector::from_config(config, two_hcas());
+Test(transport_selector, bad_rules_are_reported) {
+    auto s = compile_rules({rule("bad", {{"transports", "udp"}})}, two_hcas());
     cr_expect_not(s.is_ok());
     cr_expect_eq(s.status().code(), Code::InvalidArgument);
 }

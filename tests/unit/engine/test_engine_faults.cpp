@@ -1,0 +1,292 @@
+// Failover driven by the [fault] knobs, with no simulated HCA: the engine
+// wraps the rails the knobs select in the fault decorator.
+//   - Two engines over two real TCP rails (127.0.0.1 and 127.0.0.2), one of
+//     which reports errors for completed operations: writes, reads and sends
+//     fail over to the other rail and every byte arrives, each message once.
+//   - Posts that fail at submit (fault_fail_after_n, fault_post_fail_rate)
+//     fail over too, and the requests complete with the right bytes.
+//   - Over rails of two transports that both fail now and then, no piece
+//     ever goes back to a transport it failed on and left (read from the
+//     engine's "rail failover" log lines, one per move).
+#include <criterion/criterion.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "engine/default_providers.h"
+#include "engine_pair.h"
+
+using namespace tent;
+using namespace tent::test;
+
+namespace {
+
+Source api() { return api_source(); }
+
+// Two TCP rails on loopback addresses; faults (if any) on the rails the
+// caller's fault_rails picks.
+Config tcp_config() {
+    Config c;
+    (void)c.set(Knob::ControlAddress, "127.0.0.1", api());
+    (void)c.set(Knob::TcpRailAddresses, "127.0.0.1,127.0.0.2", api());
+    (void)c.set(Knob::ChunkSize, "256K", api());
+    (void)c.set(Knob::StripingThreshold, "64K", api());
+    (void)c.set(Knob::StripingMinChunk, "16K", api());
+    (void)c.set(Knob::SendFragmentSize, "16K", api());
+    (void)c.set(Knob::MaxFailoverAttempts, "64", api());
+    // The faulty rail keeps taking traffic (it is never paused), so failover
+    // is exercised throughout, not only until the first pause.
+    (void)c.set(Knob::RailErrorThreshold, "1000000", api());
+    (void)c.set(Knob::SlowRailFactor, "1000", api());
+    (void)c.set(Knob::LogLevel, "error", api());  // each injected fault is a warning
+    return c;
+}
+
+struct TcpPair {
+    std::unique_ptr<Engine> a, b;
+    PeerId peer = 0;
+    explicit TcpPair(const Config& config) {
+        for (auto* e : {&a, &b}) {
+            auto providers = make_default_providers(config);
+            cr_assert(providers.is_ok(), "%s", providers.status().to_string().c_str());
+            auto r = Engine::create(config, std::move(*providers));
+            cr_assert(r.is_ok(), "%s", r.status().to_string().c_str());
+            *e = std::move(*r);
+        }
+        auto c = a->connect(b->address());
+        cr_assert(c.is_ok(), "%s", c.status().to_string().c_str());
+        peer = *c;
+    }
+};
+
+const RailStats* stats_of(const std::vector<RailStats>& all, const char* prefix) {
+    for (const auto& s : all)
+        if (s.name.rfind(prefix, 0) == 0) return &s;
+    return nullptr;
+}
+
+// Writes, reads back and sends messages of several sizes from a to b; every
+// byte is checked, and every message must arrive exactly once, in order.
+void move_and_check(TcpPair& p, int rounds) {
+    constexpr std::size_t kMax = (2u << 20) + 7;
+    std::vector<std::uint8_t> src(kMax), back(kMax), dst(kMax);
+    auto rs = p.a->register_memory(src.data(), kMax, wire::kAccessAll);
+    auto rb = p.a->register_memory(back.data(), kMax, wire::kAccessAll);
+    auto rd = p.b->register_memory(dst.data(), kMax, wire::kAccessAll);
+    cr_assert(rs.is_ok() && rb.is_ok() && rd.is_ok());
+    const auto remote = handle_bytes(**rd);
+    const auto base = reinterpret_cast<std::uint64_t>(dst.data());
+
+    std::mutex mu;
+    std::vector<std::vector<std::uint8_t>> got;
+    p.b->set_recv_callback([&](PeerId, std::span<const std::uint8_t> m) {
+        std::lock_guard lock(mu);
+        got.emplace_back(m.begin(), m.end());
+    });
+    std::vector<std::vector<std::uint8_t>> sent;
+
+    const std::uint64_t sizes[] = {1, 4096, 65537, 300000, 1u << 20, kMax};
+    for (int round = 0; round < rounds; ++round) {
+        for (std::uint64_t n : sizes) {
+            const unsigned seed = static_cast<unsigned>(round * 16 + n % 1000 + 1);
+            fill(src, seed);
+            std::fill(back.begin(), back.end(), 0);
+            cr_assert(p.a->post_write(p.peer, src.data(), n, remote, base, with_cookie(1)).is_ok());
+            auto c = wait_completions(*p.a, 1, std::chrono::seconds(20));
+            cr_assert_eq(c.size(), 1u, "write of %llu bytes did not complete", (unsigned long long)n);
+            cr_assert(c[0].status.is_ok(), "write of %llu: %s", (unsigned long long)n, c[0].status.to_string().c_str());
+            cr_assert(std::equal(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(n), dst.begin()),
+                      "bytes written (%llu) differ", (unsigned long long)n);
+            cr_assert(p.a->post_read(p.peer, back.data(), n, remote, base, with_cookie(2)).is_ok());
+            c = wait_completions(*p.a, 1, std::chrono::seconds(20));
+            cr_assert_eq(c.size(), 1u);
+            cr_assert(c[0].status.is_ok(), "read of %llu: %s", (unsigned long long)n, c[0].status.to_string().c_str());
+            cr_assert(std::equal(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(n), back.begin()),
+                      "bytes read (%llu) differ", (unsigned long long)n);
+            if (n <= 300000) {
+                sent.emplace_back(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(n));
+                cr_assert(p.a->post_send(p.peer, sent.back().data(), n, with_cookie(3)).is_ok());
+                c = wait_completions(*p.a, 1, std::chrono::seconds(20));
+                cr_assert_eq(c.size(), 1u);
+                cr_assert(c[0].status.is_ok(), "send of %llu: %s", (unsigned long long)n,
+                          c[0].status.to_string().c_str());
+            }
+        }
+    }
+    // Messages are delivered on b's progress thread: wait for the last one.
+    for (int i = 0; i < 2000; ++i) {
+        {
+            std::lock_guard lock(mu);
+            if (got.size() >= sent.size()) break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::lock_guard lock(mu);
+    cr_assert_eq(got.size(), sent.size(), "%zu messages arrived of %zu sent", got.size(), sent.size());
+    for (std::size_t i = 0; i < sent.size(); ++i) cr_assert(got[i] == sent[i], "message %zu differs", i);
+}
+
+} // namespace
+
+Test(engine_faults, status_errors_on_one_tcp_rail_fail_over_to_the_other, .timeout = 120) {
+    Config c = tcp_config();
+    (void)c.set(Knob::FaultStatusErrorRate, "0.3", api());
+    (void)c.set(Knob::FaultRails, "tcp 127.0.0.2*", api());
+    TcpPair p(c);
+    move_and_check(p, 3);
+
+    auto stats = p.a->rail_stats();
+    cr_assert_eq(stats.size(), 2u);
+    const RailStats* faulty = stats_of(stats, "tcp 127.0.0.2");
+    const RailStats* good = stats_of(stats, "tcp 127.0.0.1");
+    cr_assert(faulty && good);
+    cr_expect_gt(faulty->errors, 0u, "the fault knobs made no error on %s", faulty->name.c_str());
+    cr_expect_gt(faulty->failovers, 0u, "nothing failed over from %s", faulty->name.c_str());
+    cr_expect_gt(faulty->ops, 0u, "the faulty rail also carries data");
+    cr_expect_eq(good->errors, 0u, "%s is not selected by fault_rails", good->name.c_str());
+}
+
+Test(engine_faults, posts_failing_at_submit_fail_over, .timeout = 120) {
+    Config c = tcp_config();
+    (void)c.set(Knob::FaultFailAfterN, "4", api());
+    (void)c.set(Knob::FaultRails, "tcp 127.0.0.2*", api());
+    TcpPair p(c);
+    move_and_check(p, 2);
+    auto stats = p.a->rail_stats();
+    const RailStats* faulty = stats_of(stats, "tcp 127.0.0.2");
+    cr_assert(faulty);
+    cr_expect_gt(faulty->errors, 0u, "no post failed on %s", faulty->name.c_str());
+    cr_expect_gt(faulty->failovers, 0u);
+    cr_expect_leq(faulty->ops, 4u, "after 4 posts, none reaches the rail");
+}
+
+Test(engine_faults, posts_failing_at_random_fail_over, .timeout = 120) {
+    Config c = tcp_config();
+    (void)c.set(Knob::FaultPostFailRate, "0.4", api());
+    (void)c.set(Knob::FaultSeed, "7", api());
+    (void)c.set(Knob::FaultRails, "tcp 127.0.0.2*", api());
+    TcpPair p(c);
+    move_and_check(p, 2);
+    auto stats = p.a->rail_stats();
+    const RailStats* faulty = stats_of(stats, "tcp 127.0.0.2");
+    cr_assert(faulty);
+    cr_expect_gt(faulty->errors, 0u);
+    cr_expect_gt(faulty->ops, 0u, "posts that were not failed went through");
+}
+
+Test(engine_faults, fault_knobs_off_wrap_nothing, .timeout = 60) {
+    TcpPair p(tcp_config());
+    move_and_check(p, 1);
+    for (const auto& s : p.a->rail_stats()) cr_expect_eq(s.errors, 0u, "%s", s.name.c_str());
+}
+
+namespace {
+
+// One move of a piece, as the "rail failover" log line tells it.
+struct Move {
+    std::string piece;  // "request R offset O"
+    bool from_rdma = false, to_rdma = false;
+};
+
+// Loopback rail 0 is TCP-kind, rail 1 RDMA-kind (the providers' order).
+bool rdma_rail(const std::string& name) { return name.find("loopback rail 1") == 0; }
+
+std::vector<Move> read_moves(const std::string& path) {
+    std::vector<Move> moves;
+    std::ifstream in(path);
+    std::string line;
+    const std::string key = "rail failover: ";
+    while (std::getline(in, line)) {
+        auto k = line.find(key);
+        if (k == std::string::npos) continue;
+        std::string rest = line.substr(k + key.size());
+        auto arrow = rest.find(" -> ");
+        auto colon = rest.find(": ", arrow);
+        auto at = rest.find(" at offset ");
+        if (arrow == std::string::npos || colon == std::string::npos || at == std::string::npos) continue;
+        std::string offset_request = rest.substr(at + 11);  // "O of request R"
+        moves.push_back(Move{offset_request, rdma_rail(rest.substr(0, arrow)),
+                             rdma_rail(rest.substr(arrow + 4, colon - arrow - 4))});
+    }
+    return moves;
+}
+
+} // namespace
+
+Test(engine_faults, failover_never_returns_to_a_transport_that_failed, .timeout = 120) {
+    char path[] = "/tmp/tent-faults-XXXXXX";
+    int fd = ::mkstemp(path);
+    cr_assert(fd >= 0);
+    ::close(fd);
+    Config c = loopback_config();
+    (void)c.set(Knob::FaultStatusErrorRate, "0.25", api());
+    (void)c.set(Knob::MaxFailoverAttempts, "64", api());
+    (void)c.set(Knob::RailErrorThreshold, "1000000", api());  // no pause: RDMA stays first for new work
+    (void)c.set(Knob::LogLevel, "info", api());
+    (void)c.set(Knob::LogDestination, path, api());
+    (void)c.set(Knob::LogRateLimit, "0", api());
+
+    // Two engines, each with one rail per transport: a TCP-kind loopback
+    // rail 0 and an RDMA-kind rail 1. One rail each, so that a piece that
+    // failed on both has only a transport it left to go back to.
+    auto tcp = std::make_shared<LoopbackFabric>(1, std::vector<unsigned>{0});
+    auto rdma = std::make_shared<LoopbackFabric>(1, std::vector<unsigned>{0});
+    std::unique_ptr<Engine> a, b;
+    for (auto* e : {&a, &b}) {
+        std::vector<std::unique_ptr<TransportProvider>> providers;
+        providers.push_back(std::make_unique<LoopbackProvider>(tcp, TransportKind::Tcp));
+        providers.push_back(std::make_unique<LoopbackProvider>(rdma, TransportKind::Rdma));
+        auto r = Engine::create(c, std::move(providers), Topology::from_devices({}, 1, -1));
+        cr_assert(r.is_ok(), "%s", r.status().to_string().c_str());
+        *e = std::move(*r);
+    }
+    auto peer = a->connect(b->address());
+    cr_assert(peer.is_ok());
+
+    constexpr std::size_t kSize = 1u << 20;
+    std::vector<std::uint8_t> src(kSize), dst(kSize);
+    auto rs = a->register_memory(src.data(), kSize, wire::kAccessAll);
+    auto rd = b->register_memory(dst.data(), kSize, wire::kAccessAll);
+    cr_assert(rs.is_ok() && rd.is_ok());
+    const auto remote = handle_bytes(**rd);
+    const auto base = reinterpret_cast<std::uint64_t>(dst.data());
+    // Half the requests prefer TCP (a hint), half take the default (RDMA
+    // first): both transports carry fresh work and keep proving themselves,
+    // so a rail a piece failed on is soon usable again -- the moment the
+    // rule must hold.
+    for (int round = 0; round < 40; ++round) {
+        fill(src, static_cast<unsigned>(round + 1));
+        PostOptions o = with_cookie(static_cast<std::uint64_t>(round));
+        if (round % 2) o.hint = TransportKind::Tcp;
+        cr_assert(a->post_write(*peer, src.data(), kSize, remote, base, o).is_ok());
+        auto done = wait_completions(*a, 1, std::chrono::seconds(20));
+        cr_assert_eq(done.size(), 1u, "round %d did not complete", round);
+        cr_assert(done[0].status.is_ok(), "round %d: %s", round, done[0].status.to_string().c_str());
+        cr_assert(src == dst, "round %d: bytes differ", round);
+    }
+    a.reset();
+    b.reset();
+
+    // Per piece, the transports it left after failing there: it must never
+    // move to one of them again.
+    std::map<std::string, std::set<bool>> left;
+    std::size_t moves_between = 0, moves_after_leaving = 0, returns = 0;
+    for (const Move& m : read_moves(path)) {
+        auto& gone = left[m.piece];
+        if (!gone.empty()) ++moves_after_leaving;
+        if (gone.count(m.to_rdma)) ++returns;
+        if (m.from_rdma != m.to_rdma) {
+            ++moves_between;
+            gone.insert(m.from_rdma);
+        }
+    }
+    ::unlink(path);
+    cr_expect_gt(moves_between, 0u, "no piece moved from one transport to the other");
+    cr_expect_gt(moves_after_leaving, 0u, "no piece failed again after changing transport: the rule was not tested");
+    cr_expect_eq(returns, 0u, "%zu moves went back to a transport the piece had failed on and left", returns);
+}
