@@ -398,3 +398,7 @@ tests_unit_engine_test_engine_drive_SOURCES = tests/unit/engine/test_engine_driv
 tests_unit_engine_test_engine_drive_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_engine_test_engine_drive_LDADD = $(TEST_LIBS)
 endif
+
+# qos tests
+dist_check_SCRIPTS += tests/knobs/check-knobs-read.sh
+TESTS += tests/knobs/check-knobs-read.sh
