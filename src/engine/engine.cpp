@@ -13,7 +13,9 @@
 #include "engine/control_socket.h"
 #include "engine/op.h"
 #include "health/rail_monitor.h"
+#include "metrics/stats_publisher.h"
 #include "policy/qos_queue.h"
+#include "policy/shared_slots.h"
 #include "wire/frame_codec.h"
 
 namespace tent {
@@ -73,9 +75,15 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
     engine->warn_unknown_policy_devices(topology);
     engine->topology_.emplace(std::move(topology));
     engine->qos_ = std::make_unique<QosQueue>(QosParams::from_config(config), engine->clock_);
+    auto slots = SharedSlots::from_config(config, engine->clock_);
+    if (!slots) return slots.status();
+    engine->slots_ = std::move(*slots);
     auto metrics = TentMetrics::create(engine->metrics_registry_);
     if (!metrics) return metrics.status();
     engine->metrics_.emplace(std::move(*metrics));
+    auto stats = StatsPublisher::from_config(config, engine->metrics_registry_);
+    if (!stats) return stats.status();
+    engine->stats_publisher_ = std::move(*stats);
     if (Status s = engine->start(); !s) return s;
     return engine;
 }

@@ -67,8 +67,12 @@ std::optional<QueuedRequest> QosQueue::pop() {
         if (!pick || q.front().seq < pick->front().seq) pick = &q;
     }
     if (!pick) return std::nullopt;
-    QueuedRequest e = std::move(pick->front());
-    pick->pop_front();
+    return take(*pick, pick->begin());
+}
+
+std::optional<QueuedRequest> QosQueue::take(std::deque<QueuedRequest>& queue, std::deque<QueuedRequest>::iterator at) {
+    QueuedRequest e = std::move(*at);
+    queue.erase(at);
     return e;
 }
 

@@ -228,3 +228,44 @@ Test(qos_queue, low_priority_is_served_within_bound_under_high_load) {
 Test(qos_queue, medium_priority_is_served_within_bound_under_high_load) {
     for (long s_us : {7L, 100L, 130L, 450L, 3000L}) check_bound(Priority::Medium, microseconds(s_us));
 }
+
+// pop_if: what the predicate holds keeps its place; the rest is served in
+// the usual order; the engine's rule (held until promoted once while a
+// higher level is active) lets a low entry out after T.
+Test(qos_queue, pop_if_skips_held_entries_and_keeps_their_order) {
+    ManualClock clock;
+    QosQueue q(exact_params(), clock);
+    q.push(1, Priority::Low);
+    q.push(2, Priority::Medium);
+    q.push(3, Priority::Low);
+    q.push(4, Priority::High);
+    auto unpromoted_below_high = [](const QueuedRequest& e) {
+        return e.original == Priority::High || e.current != e.original;
+    };
+    auto first = q.pop_if(unpromoted_below_high);
+    cr_assert(first.has_value());
+    cr_expect_eq(first->id, 4u);
+    cr_expect_not(q.pop_if(unpromoted_below_high).has_value(), "medium and low are held");
+    cr_expect_eq(q.size(), 3u);
+    clock.advance(kT);  // everything promoted once
+    std::vector<std::uint64_t> ids;
+    while (auto e = q.pop_if(unpromoted_below_high)) ids.push_back(e->id);
+    const std::vector<std::uint64_t> want{2, 1, 3};  // medium is high now; the lows are medium
+    cr_assert_eq(ids.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) cr_expect_eq(ids[i], want[i], "position %zu", i);
+}
+
+Test(qos_queue, pop_if_without_filtering_takes_the_oldest_that_may_start) {
+    ManualClock clock;
+    QosParams p = exact_params();
+    p.priority_filtering = false;
+    QosQueue q(p, clock);
+    q.push(1, Priority::Low);
+    q.push(2, Priority::High);
+    q.push(3, Priority::Low);
+    auto not_id1 = [](const QueuedRequest& e) { return e.id != 1; };
+    cr_expect_eq(q.pop_if(not_id1)->id, 2u);
+    cr_expect_eq(q.pop_if(not_id1)->id, 3u);
+    cr_expect_not(q.pop_if(not_id1).has_value());
+    cr_expect_eq(q.pop()->id, 1u);
+}
