@@ -402,3 +402,15 @@ endif
 # qos tests
 dist_check_SCRIPTS += tests/knobs/check-knobs-read.sh
 TESTS += tests/knobs/check-knobs-read.sh
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/engine/test_engine_stats
+TESTS += tests/unit/engine/test_engine_stats
+tests_unit_engine_test_engine_stats_SOURCES = tests/unit/engine/test_engine_stats.cpp tests/unit/engine/engine_pair.h
+tests_unit_engine_test_engine_stats_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_engine_stats_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/unit/engine/test_engine_slots
+TESTS += tests/unit/engine/test_engine_slots
+tests_unit_engine_test_engine_slots_SOURCES = tests/unit/engine/test_engine_slots.cpp tests/unit/engine/engine_pair.h
+tests_unit_engine_test_engine_slots_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_engine_slots_LDADD = $(TEST_LIBS)
+endif

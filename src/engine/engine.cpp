@@ -81,9 +81,12 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
     auto metrics = TentMetrics::create(engine->metrics_registry_);
     if (!metrics) return metrics.status();
     engine->metrics_.emplace(std::move(*metrics));
-    auto stats = StatsPublisher::from_config(config, engine->metrics_registry_);
-    if (!stats) return stats.status();
-    engine->stats_publisher_ = std::move(*stats);
+    // Like a missing backtrace, a missing stats segment (a second engine in
+    // this process wants the same name) is no reason to refuse the data path.
+    if (auto stats = StatsPublisher::from_config(config, engine->metrics_registry_); stats)
+        engine->stats_publisher_ = std::move(*stats);
+    else
+        TENT_WARN("stats-segment-failed", "%s; this engine publishes no stats", stats.status().to_string().c_str());
     if (Status s = engine->start(); !s) return s;
     return engine;
 }
