@@ -7,7 +7,7 @@
 // a Low entry becomes Medium at enqueue + T and High at enqueue + 2T, whatever
 // else is queued). Promoted entries keep FIFO order by the time they reached
 // their level. The worker checks for due promotions at most once per
-// sweep_interval (local_rotation_interval_us) to keep pop() cheap.
+// sweep_interval (local_rotation_interval_us) to keep pop_if() cheap.
 //
 // Bound (asserted in tests/unit/policy/test_qos_queue.cpp): with continuous
 // high-priority load, one high entry pushed before every pop and pops every S,
@@ -56,10 +56,9 @@ public:
     QosQueue(QosParams params, const Clock& clock);
 
     void push(std::uint64_t id, Priority priority);
-    // The next request to serve, or nullopt when empty.
-    std::optional<QueuedRequest> pop();
-    // The first request in serving order that `may_start` accepts; the
-    // others keep their places. may_start must depend only on the entry's
+    // The first request in serving order (strictly by current level, FIFO
+    // by the time it reached it; arrival order without filtering) that
+    // `may_start` accepts, or nullopt; the others keep their places. may_start must depend only on the entry's
     // original and current level (it is asked once per pair and queue).
     template <typename MayStart>
     std::optional<QueuedRequest> pop_if(MayStart&& may_start);

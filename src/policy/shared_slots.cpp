@@ -35,10 +35,4 @@ bool SharedSlots::may_start(int priority, TimePoint now) {
     return slot_may_start(false, segment_->higher_pending(priority));
 }
 
-Result<std::size_t> SharedSlots::participants() {
-    auto lock = segment_->lock();
-    if (!lock) return lock.status();
-    return static_cast<std::size_t>(lock->header().participant_count);
-}
-
 } // namespace tent

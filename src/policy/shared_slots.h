@@ -5,7 +5,7 @@
 //
 //   auto slots = SharedSlots::from_config(config, SteadyClock::instance());
 //   if (!slots) return slots.status();          // names the segment and the fix
-//   if (*slots && !(*slots)->allowed(priority, clock.now())) ... wait ...
+//   if (*slots && !(*slots)->may_start(priority, clock.now())) ... wait ...
 //
 // allowed() is pure arithmetic on values read once at attach time: no lock,
 // no system call on the hot path.
@@ -41,10 +41,6 @@ public:
 
     // May `priority` (0 high, 1 medium, 2 low) be served at `now`?
     bool allowed(int priority, TimePoint now) const { return slot_allowed(schedule_, priority, now); }
-    int slot(TimePoint now) const { return slot_at(schedule_, now); }
-    TimePoint next_allowed(int priority, TimePoint now) const {
-        return tent::next_allowed(schedule_, priority, now);
-    }
     const SlotSchedule& schedule() const { return schedule_; }
 
     // May a request of `priority` start at `now`: its slot, or no process
@@ -57,8 +53,6 @@ public:
     }
     static constexpr Duration kRepairInterval = std::chrono::milliseconds(500);
 
-    // Processes attached now (takes the segment's mutex).
-    Result<std::size_t> participants();
     QuotaSegment& segment() { return *segment_; }
 
 private:
