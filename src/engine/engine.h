@@ -159,6 +159,8 @@ private:
     // The shared slots (shared_quota_shm_path): publishes this engine's
     // pending counts when they changed, and asks the slot.
     bool slots_may_start(Priority level, TimePoint now);
+    // Bytes of requests above `level` in flight on every rail.
+    std::uint64_t inflight_above(Priority level) const;
     void publish_pending();
     // stats_enable: the stats segment, at most every stats_publish_interval_ms.
     void publish_stats(TimePoint now);

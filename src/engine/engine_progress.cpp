@@ -100,11 +100,12 @@ void Engine::start_submitted() {
 }
 
 // Requests start in the QoS queue's order, and a request that may not start
-// yet stays there, where promotion lifts it: while work of a higher level
-// is active (qos_window_hold_ms after its last request, as for the rails'
-// window) a request waits until it has been promoted once, so a low
-// request behind a stream of high ones starts within
-// priority_promotion_timeout_us (plus a sweep and a turn). With
+// yet stays there, where promotion lifts it: while higher-priority work
+// occupies the rails (at least qos_window bytes of it in flight) a request
+// waits until it has been promoted once, so a low request behind a stream
+// of high ones starts within priority_promotion_timeout_us (plus a sweep
+// and a turn). Below that, the rails' QoS window (post_chunk) protects the
+// higher level, and holding the request would only cost bandwidth. With
 // shared_quota_shm_path, it also waits while the shared slot excludes its
 // level and another request of a higher level is pending in some process
 // on the host. With one priority in use neither holds anything.
@@ -119,9 +120,12 @@ void Engine::start_ops(std::deque<std::unique_ptr<Op>>& submitted) {
     if (slots_) publish_pending();  // also what finished since the last turn
     if (qos_->empty()) return;
     const TimePoint now = clock_.now();
-    const Duration hold = params_.qos_window.hold;
+    const std::uint64_t window = params_.qos_window.window;
     auto may_start = [&](const QueuedRequest& e) {
-        if (e.current == e.original && priority_activity_.higher_active(e.original, now, hold)) return false;
+        if (e.current == e.original && e.original != Priority::High && window > 0 &&
+            priority_activity_.higher_active(e.original, now, Duration::zero()) &&
+            inflight_above(e.original) >= window)
+            return false;
         return !slots_ || slots_may_start(e.original, now);
     };
     while (auto next = qos_->pop_if(may_start)) start_op_by_id(next->id);
@@ -129,6 +133,14 @@ void Engine::start_ops(std::deque<std::unique_ptr<Op>>& submitted) {
     // Requests of this batch that wait (planning numbers them: a waiting one has no number yet).
     for (auto it = ops_.lower_bound(first_new); it != ops_.end() && it->first <= last_new; ++it)
         if (it->second->seq == 0) metrics_->qos_waited(priority_name(it->second->options.priority));
+}
+
+std::uint64_t Engine::inflight_above(Priority level) const {
+    std::uint64_t n = 0;
+    for (const auto& [id, conn] : connections_)
+        for (const auto& r : conn->rails)
+            for (std::size_t l = 0; l < static_cast<std::size_t>(level); ++l) n += r.inflight_by_priority[l];
+    return n;
 }
 
 void Engine::publish_pending() {

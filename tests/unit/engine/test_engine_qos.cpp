@@ -128,9 +128,6 @@ namespace {
 std::array<std::uint64_t, 2> lane_run(bool lane) {
     Config config = qos_config("64K", "60000");
     (void)config.set(Knob::QosLane, lane ? "true" : "false", api_source());
-    // The low writes behind the high one wait in the QoS queue until
-    // promoted: well before the rails are released below.
-    (void)config.set(Knob::PriorityPromotionTimeoutUs, "1000", api_source());
     EnginePair p(2, {0}, config);
     cr_assert(p.a && p.b && p.a_to_b);
     constexpr std::size_t kFirst = 64 * 1024, kHigh = 4096, kBulk = 4u << 20;
@@ -203,15 +200,16 @@ struct StreamOutcome {
     double low_waited = 0;                  // tent_qos_waited_total{priority="low"}
 };
 
-// A stream of high-priority 4 KiB writes (two always outstanding) for
-// 40 promotion timeouts; `with_low`: one low-priority 1 MiB write is posted
-// once the stream runs. Every byte is checked.
-StreamOutcome high_stream(bool with_high, bool with_low) {
+// A stream of high-priority writes of `high_size` bytes (four always
+// outstanding) for 40 promotion timeouts; `with_low`: one low-priority
+// 1 MiB write is posted once the stream runs. Every byte is checked.
+StreamOutcome high_stream(std::size_t high_size, bool with_high, bool with_low) {
     Config config = qos_config("64K", "10");
     (void)config.set(Knob::PriorityPromotionTimeoutUs, "50000", api_source());
     EnginePair p(1, {4}, config);
     cr_assert(p.a && p.b && p.a_to_b);
-    constexpr std::size_t kLow = 1u << 20, kHigh = 4096, kSlots = 2;
+    constexpr std::size_t kLow = 1u << 20, kSlots = 4;
+    const std::size_t kHigh = high_size;
     std::vector<std::uint8_t> src(kLow + kSlots * kHigh), dst(src.size(), 0);
     fill(src, 21);
     auto rs = p.a->register_memory(src.data(), src.size(), wire::kAccessAll);
@@ -270,7 +268,8 @@ double ms(std::chrono::steady_clock::duration d) { return std::chrono::duration<
 } // namespace
 
 Test(engine_qos, a_low_request_behind_a_high_stream_starts_once_promoted) {
-    StreamOutcome o = high_stream(true, true);
+    // Four 256 KiB high writes in flight: the rail is occupied (> qos_window).
+    StreamOutcome o = high_stream(256 * 1024, true, true);
     cr_assert(o.low_done);
     cr_expect_eq(o.low_waited, 1, "the low write waited in the QoS queue");
     // Held until promoted: never before the timeout (a steady clock cannot
@@ -284,7 +283,16 @@ Test(engine_qos, a_low_request_behind_a_high_stream_starts_once_promoted) {
 }
 
 Test(engine_qos, with_one_priority_in_use_nothing_waits_in_the_queue) {
-    StreamOutcome o = high_stream(false, true);
+    StreamOutcome o = high_stream(4096, false, true);
     cr_assert(o.low_done);
     cr_expect_eq(o.low_waited, 0, "alone, the low write started at once");
+}
+
+Test(engine_qos, high_work_within_the_window_holds_nothing_in_the_queue) {
+    // Four 4 KiB high writes leave the rail room: the window, not the
+    // queue, keeps the low write out of their way.
+    StreamOutcome o = high_stream(4096, true, true);
+    cr_assert(o.low_done);
+    cr_expect_eq(o.low_waited, 0, "the low write started at once");
+    cr_expect_gt(o.high_done_after_low, 0u);
 }
