@@ -49,8 +49,8 @@ Result<TentMetrics> TentMetrics::create(Registry& r) {
                                  {"rail", "priority"}),
                     &m.qos_held_);
     if (s) s = take(r.counter<1>("tent_qos_waited_total",
-                                 "Requests that could not start at once and waited in the QoS queue (higher-priority work "
-                                 "active, or a shared slot excluding their level)",
+                                 "Requests that could not start at once and waited in the QoS queue (higher-priority work filling the rails, "
+                                 "or a shared slot excluding their level)",
                                  {"priority"}),
                     &m.qos_waited_);
     if (s) s = take(r.gauge<2>("tent_rail_state",
