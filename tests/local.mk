@@ -96,6 +96,8 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_control_outbox \
 	tests/unit/engine/test_engine_drive \
 	tests/unit/engine/test_engine_faults \
+	tests/unit/engine/test_engine_stats \
+	tests/unit/engine/test_engine_slots \
 	tests/simverbs/lib/tests/test_rc \
 	tests/simverbs/lib/tests/test_device \
 	tests/simverbs/lib/tests/test_stress \
@@ -178,7 +180,8 @@ SCRIPT_TESTS = \
 	tests/netns/tcp-link.sh \
 	tests/netns/all-pulled.sh \
 	tests/man/check-man-pages.sh \
-	tests/layering.sh
+	tests/layering.sh \
+	tests/knobs/check-knobs-read.sh
 # --disable-tests builds none of the programs these drive.
 if ENABLE_TESTS
 TESTS += $(SCRIPT_TESTS)

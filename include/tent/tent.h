@@ -196,6 +196,12 @@ TENT_API int tent_wait(tent_engine_t *engine, int timeout_ms);
  * engine has (which may exceed max) or a status. */
 TENT_API int tent_rail_stats(tent_engine_t *engine, tent_rail_stats_t *out, int max);
 
+/* The engine's metrics in Prometheus text format (one family per metric,
+ * see tent(7)) into buf, like snprintf: at most size - 1 characters and a
+ * terminating NUL; returns the length of the whole text (>= size: it was
+ * cut) or a status. buf may be NULL when size is 0. */
+TENT_API int tent_metrics_text(tent_engine_t *engine, char *buf, size_t size);
+
 TENT_API const char *tent_strerror(int status);
 
 #ifdef __cplusplus

@@ -17,6 +17,7 @@
 #include "config/log_setup.h"
 #include "engine/default_providers.h"
 #include "engine/engine.h"
+#include "metrics/prometheus_text.h"
 #include "wire/memory_handle.h"
 
 struct tent_peer {
@@ -324,6 +325,20 @@ int tent_rail_stats(tent_engine_t* engine, tent_rail_stats_t* out, int max) {
             s.failovers = stats[i].failovers;
         }
         return static_cast<int>(stats.size());
+    });
+}
+
+int tent_metrics_text(tent_engine_t* engine, char* buf, size_t size) {
+    return guarded([&]() -> int {
+        if (!engine || (size > 0 && !buf)) return TENT_ERR_INVALID;
+        const std::string text = tent::render_prometheus(engine->engine->metrics_registry().snapshot());
+        if (text.size() > static_cast<std::size_t>(INT_MAX)) return TENT_ERR_NO_RESOURCES;
+        if (size > 0) {
+            const std::size_t n = std::min(text.size(), size - 1);
+            std::memcpy(buf, text.data(), n);
+            buf[n] = '\0';
+        }
+        return static_cast<int>(text.size());
     });
 }
 

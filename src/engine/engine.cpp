@@ -14,7 +14,9 @@
 #include "transport/tcp/control_socket.h"
 #include "engine/op.h"
 #include "health/rail_monitor.h"
+#include "metrics/stats_publisher.h"
 #include "policy/qos_queue.h"
+#include "policy/shared_slots.h"
 #include "wire/frame_codec.h"
 
 namespace tent {
@@ -78,9 +80,18 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
     }
     engine->topology_.emplace(std::move(topology));
     engine->qos_ = std::make_unique<QosQueue>(QosParams::from_config(config), engine->clock_);
+    auto slots = SharedSlots::from_config(config, engine->clock_);
+    if (!slots) return slots.status();
+    engine->slots_ = std::move(*slots);
     auto metrics = TentMetrics::create(engine->metrics_registry_);
     if (!metrics) return metrics.status();
     engine->metrics_.emplace(std::move(*metrics));
+    // Like a missing backtrace, a missing stats segment (a second engine in
+    // this process wants the same name) is no reason to refuse the data path.
+    if (auto stats = StatsPublisher::from_config(config, engine->metrics_registry_); stats)
+        engine->stats_publisher_ = std::move(*stats);
+    else
+        TENT_WARN("stats-segment-failed", "%s; this engine publishes no stats", stats.status().to_string().c_str());
     if (Status s = engine->start(); !s) return s;
     return engine;
 }

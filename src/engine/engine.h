@@ -44,6 +44,7 @@
 // they select in a FaultRail (transport/fault/fault_rail.h).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -85,6 +86,8 @@ struct Op;
 struct ParkedPiece;
 class RailMonitor;
 class QosQueue;
+class SharedSlots;
+class StatsPublisher;
 
 class Engine final : public RailSink, private RailObserver {
 public:
@@ -159,6 +162,14 @@ private:
     void start_submitted();
     // Through the QoS queue, so a burst is started high priority first.
     void start_ops(std::deque<std::unique_ptr<Op>>& submitted);
+    // The shared slots (shared_quota_shm_path): publishes this engine's
+    // pending counts when they changed, and asks the slot.
+    bool slots_may_start(Priority level, TimePoint now);
+    // Bytes of requests above `level` in flight on every rail.
+    std::uint64_t inflight_above(Priority level) const;
+    void publish_pending();
+    // stats_enable: the stats segment, at most every stats_publish_interval_ms.
+    void publish_stats(TimePoint now);
     // Drive lock held: whether the driver may sleep now, and on what. False:
     // run another turn at once (work found, spinning, work queued).
     bool prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms);
@@ -335,6 +346,9 @@ private:
     std::vector<std::string> monitor_names_;  // rail name by monitor id, for metrics
     std::unique_ptr<QosQueue> qos_;
     PriorityActivity priority_activity_;  // which levels have requests in the engine
+    std::unique_ptr<SharedSlots> slots_;  // nullptr: shared_quota_shm_path is empty
+    std::array<std::uint32_t, kPriorityCount> published_pending_{};
+    std::unique_ptr<StatsPublisher> stats_publisher_;  // nullptr: stats_enable is off
     std::optional<Topology> topology_;                    // set before start(); read-only after
     std::optional<TransportSelector> transport_selector_;  // progress thread only after start()
     bool fd_less_rails_ = false;

@@ -22,6 +22,7 @@
 
 #include "engine/connection.h"
 #include "engine/engine.h"
+#include "policy/qos_queue.h"
 
 namespace tent {
 
@@ -233,7 +234,9 @@ bool Engine::prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms) {
     // Rails without a descriptor (loopback) and pending operations are polled
     // every millisecond; otherwise the driver sleeps until a descriptor fires
     // or a rail's timer is due.
-    int timeout_ms = (fd_less_rails_ || waiting || !inflight_.empty() || !deferred_.empty()) ? 1 : max_timeout_ms;
+    // Requests held in the QoS queue wait for promotion or a slot: also soon.
+    int timeout_ms =
+        (fd_less_rails_ || waiting || !inflight_.empty() || !deferred_.empty() || !qos_->empty()) ? 1 : max_timeout_ms;
     if (next_timer != TimePoint::max()) {
         auto until = std::chrono::duration_cast<std::chrono::milliseconds>(next_timer - clock_.now()).count() + 1;
         timeout_ms = static_cast<int>(std::clamp<long long>(until, 0, timeout_ms));

@@ -14,7 +14,9 @@
 #include "engine/engine.h"
 #include "engine/op.h"
 #include "health/rail_monitor.h"
+#include "metrics/stats_publisher.h"
 #include "policy/qos_queue.h"
+#include "policy/shared_slots.h"
 
 namespace tent {
 
@@ -72,6 +74,7 @@ bool Engine::progress_once() {
         expire_syncs(*conn, now);
     }
     if (busy || recvs_changed || stats_stale_) refresh_stats();
+    if (stats_publisher_) publish_stats(now);
     if (busy) last_busy_ = now;  // progress_spin counts from here
     return busy;
 }
@@ -96,13 +99,68 @@ void Engine::start_submitted() {
     stats_stale_ = true;  // the next turn publishes them; a sleeping driver is woken for it
 }
 
+// Requests start in the QoS queue's order, and a request that may not start
+// yet stays there, where promotion lifts it: while higher-priority work
+// occupies the rails (at least qos_window bytes of it in flight) a request
+// waits until it has been promoted once, so a low request behind a stream
+// of high ones starts within priority_promotion_timeout_us (plus a sweep
+// and a turn). Below that, the rails' QoS window (post_chunk) protects the
+// higher level, and holding the request would only cost bandwidth. With
+// shared_quota_shm_path, it also waits while the shared slot excludes its
+// level and another request of a higher level is pending in some process
+// on the host. With one priority in use neither holds anything.
 void Engine::start_ops(std::deque<std::unique_ptr<Op>>& submitted) {
+    const std::uint64_t first_new = submitted.empty() ? 0 : submitted.front()->id;
+    const std::uint64_t last_new = submitted.empty() ? 0 : submitted.back()->id;
     for (auto& op : submitted) {
         qos_->push(op->id, op->options.priority);
         priority_activity_.started(op->options.priority);
         ops_[op->id] = std::move(op);
     }
-    while (auto next = qos_->pop()) start_op_by_id(next->id);
+    if (slots_) publish_pending();  // also what finished since the last turn
+    if (qos_->empty()) return;
+    const TimePoint now = clock_.now();
+    const std::uint64_t window = params_.qos_window.window;
+    auto may_start = [&](const QueuedRequest& e) {
+        if (e.current == e.original && e.original != Priority::High && window > 0 &&
+            priority_activity_.higher_active(e.original, now, Duration::zero()) &&
+            inflight_above(e.original) >= window)
+            return false;
+        return !slots_ || slots_may_start(e.original, now);
+    };
+    while (auto next = qos_->pop_if(may_start)) start_op_by_id(next->id);
+    if (qos_->empty() || first_new == 0) return;
+    // Requests of this batch that wait (planning numbers them: a waiting one has no number yet).
+    for (auto it = ops_.lower_bound(first_new); it != ops_.end() && it->first <= last_new; ++it)
+        if (it->second->seq == 0) metrics_->qos_waited(priority_name(it->second->options.priority));
+}
+
+std::uint64_t Engine::inflight_above(Priority level) const {
+    std::uint64_t n = 0;
+    for (const auto& [id, conn] : connections_)
+        for (const auto& r : conn->rails)
+            for (std::size_t l = 0; l < static_cast<std::size_t>(level); ++l) n += r.inflight_by_priority[l];
+    return n;
+}
+
+void Engine::publish_pending() {
+    std::array<std::uint32_t, kPriorityCount> counts{};
+    for (int l = 0; l < kPriorityCount; ++l)
+        counts[static_cast<std::size_t>(l)] =
+            static_cast<std::uint32_t>(priority_activity_.active(static_cast<Priority>(l)));
+    if (counts == published_pending_) return;
+    published_pending_ = counts;
+    slots_->publish_pending(counts);
+}
+
+bool Engine::slots_may_start(Priority level, TimePoint now) {
+    return slots_->may_start(static_cast<int>(level), now);
+}
+
+void Engine::publish_stats(TimePoint now) {
+    auto published = stats_publisher_->maybe_publish(now);
+    if (!published)
+        TENT_WARN("stats-publish-failed", "%s", published.status().to_string().c_str());
 }
 
 void Engine::accept_connections() {

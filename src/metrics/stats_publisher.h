@@ -18,7 +18,7 @@ namespace tent {
 class Config;
 class Registry;
 
-// "<prefix>-<pid>": one segment per process, found by tentstat by prefix.
+// "<prefix>-<pid>": one segment per process, found by prefix (StatsSegment::list).
 std::string stats_segment_name(const std::string& prefix, pid_t pid);
 
 // True when nothing was published yet or `interval` has passed since `last`.

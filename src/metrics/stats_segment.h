@@ -1,6 +1,6 @@
 // The per-process stats segment: a POSIX shared-memory object into which a
 // process publishes snapshots of its metrics, and from which another process
-// (the tentstat tool) reads them at any time.
+// (a monitoring tool) reads them at any time.
 //
 // Consistency without locks the writer could be killed holding: a seqlock.
 // The writer makes the sequence odd, rewrites the data, and makes it even
@@ -77,7 +77,7 @@ public:
                                      Duration timeout = std::chrono::milliseconds(200));
 
     // Names of the segments "<prefix>-<pid>" that exist now, by pid: what
-    // tentstat lists. Empty when there are none (or no /dev/shm).
+    // a monitoring tool lists. Empty when there are none (or no /dev/shm).
     static std::vector<std::string> list(const std::string& prefix);
 
     // Removes the segment (only in the process that created it: a forked

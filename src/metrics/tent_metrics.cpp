@@ -48,6 +48,11 @@ Result<TentMetrics> TentMetrics::create(Registry& r) {
                                  "Pieces of lower-priority requests a rail held back while higher-priority work was active",
                                  {"rail", "priority"}),
                     &m.qos_held_);
+    if (s) s = take(r.counter<1>("tent_qos_waited_total",
+                                 "Requests that could not start at once and waited in the QoS queue (higher-priority work filling the rails, "
+                                 "or a shared slot excluding their level)",
+                                 {"priority"}),
+                    &m.qos_waited_);
     if (s) s = take(r.gauge<2>("tent_rail_state",
                                "1 for the state a rail is in (healthy, degraded, paused), 0 for the others",
                                {"rail", "state"}),

@@ -5,6 +5,7 @@
 //   tent_rail_recoveries_total{rail,reason}       counter  paused rails back in service, and why
 //   tent_errors_total{class}                      counter  errors by class (caller, operation, rail, ...)
 //   tent_qos_held_total{rail,priority}            counter  pieces held back by a rail's QoS window
+//   tent_qos_waited_total{priority}               counter  requests that waited in the QoS queue to start
 //   tent_rail_state{rail,state}                   gauge    1 for the rail's current state, 0 for the others
 //   tent_rail_health{rail}                        gauge    health score
 //   tent_rail_inflight_bytes{rail}                gauge    bytes posted and not yet completed
@@ -44,6 +45,8 @@ public:
         return qos_held_->with({rail, priority});
     }
 
+    void qos_waited(std::string_view priority) { qos_waited_->with({priority}).inc(); }
+
     void set_rail_state(std::string_view rail, RailState state);
     void set_rail_health(std::string_view rail, double health) { health_->with({rail}).set(health); }
     void set_ewma_bandwidth(std::string_view rail, double bytes_per_second) {
@@ -62,6 +65,7 @@ private:
     CounterFamily<2>* recoveries_ = nullptr;
     CounterFamily<1>* errors_ = nullptr;
     CounterFamily<2>* qos_held_ = nullptr;
+    CounterFamily<1>* qos_waited_ = nullptr;
     GaugeFamily<2>* state_ = nullptr;
     GaugeFamily<1>* health_ = nullptr;
     GaugeFamily<1>* inflight_ = nullptr;

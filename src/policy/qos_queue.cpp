@@ -54,21 +54,9 @@ void QosQueue::push(std::uint64_t id, Priority priority) {
     insert_by_level_time(queues_[static_cast<std::size_t>(priority)], std::move(e));
 }
 
-std::optional<QueuedRequest> QosQueue::pop() {
-    maybe_promote(clock_.now());
-    std::deque<QueuedRequest>* pick = nullptr;
-    for (auto& q : queues_) {
-        if (q.empty()) continue;
-        if (params_.priority_filtering) {
-            pick = &q;
-            break;
-        }
-        // Arrival order across all levels.
-        if (!pick || q.front().seq < pick->front().seq) pick = &q;
-    }
-    if (!pick) return std::nullopt;
-    QueuedRequest e = std::move(pick->front());
-    pick->pop_front();
+std::optional<QueuedRequest> QosQueue::take(std::deque<QueuedRequest>& queue, std::deque<QueuedRequest>::iterator at) {
+    QueuedRequest e = std::move(*at);
+    queue.erase(at);
     return e;
 }
 

@@ -38,6 +38,8 @@ public:
     bool higher_active(Priority p, TimePoint now, Duration hold) const;
     // A level strictly below p has a request in the engine.
     bool lower_active(Priority p) const;
+    // Requests of level p in the engine now.
+    std::uint64_t active(Priority p) const { return active_[index(p)]; }
 
 private:
     static std::size_t index(Priority p) { return static_cast<std::size_t>(p); }

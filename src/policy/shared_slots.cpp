@@ -26,10 +26,13 @@ Result<std::unique_ptr<SharedSlots>> SharedSlots::from_config(const Config& conf
     return slots;
 }
 
-Result<std::size_t> SharedSlots::participants() {
-    auto lock = segment_->lock();
-    if (!lock) return lock.status();
-    return static_cast<std::size_t>(lock->header().participant_count);
+bool SharedSlots::may_start(int priority, TimePoint now) {
+    if (allowed(priority, now)) return true;
+    if (slot_may_start(false, segment_->higher_pending(priority))) return true;
+    if (now - last_repair_ < kRepairInterval) return false;
+    last_repair_ = now;
+    if (Status s = segment_->repair(); !s) return false;  // counts as pending: the slot decides
+    return slot_may_start(false, segment_->higher_pending(priority));
 }
 
 } // namespace tent

@@ -5,10 +5,15 @@
 //
 //   auto slots = SharedSlots::from_config(config, SteadyClock::instance());
 //   if (!slots) return slots.status();          // names the segment and the fix
-//   if (*slots && !(*slots)->allowed(priority, clock.now())) ... wait ...
+//   if (*slots && !(*slots)->may_start(priority, clock.now())) ... wait ...
 //
 // allowed() is pure arithmetic on values read once at attach time: no lock,
 // no system call on the hot path.
+//
+// The slots are work-conserving: a level the slot excludes may still start
+// when no attached process has a request of a higher level pending
+// (may_start). Each process publishes its pending counts
+// (publish_pending) whenever they change.
 #pragma once
 
 #include <cstddef>
@@ -36,19 +41,27 @@ public:
 
     // May `priority` (0 high, 1 medium, 2 low) be served at `now`?
     bool allowed(int priority, TimePoint now) const { return slot_allowed(schedule_, priority, now); }
-    int slot(TimePoint now) const { return slot_at(schedule_, now); }
-    TimePoint next_allowed(int priority, TimePoint now) const {
-        return tent::next_allowed(schedule_, priority, now);
-    }
     const SlotSchedule& schedule() const { return schedule_; }
 
-    // Processes attached now (takes the segment's mutex).
-    Result<std::size_t> participants();
+    // May a request of `priority` start at `now`: its slot, or no process
+    // with higher-priority work pending. Rows of processes that died with
+    // work pending are cleared at most every kRepairInterval, when they
+    // would hold this one back.
+    bool may_start(int priority, TimePoint now);
+    void publish_pending(const std::array<std::uint32_t, kQuotaLevels>& counts) {
+        segment_->publish_pending(counts);
+    }
+    static constexpr Duration kRepairInterval = std::chrono::milliseconds(500);
+
     QuotaSegment& segment() { return *segment_; }
 
 private:
     std::unique_ptr<QuotaSegment> segment_;
     SlotSchedule schedule_;
+    TimePoint last_repair_{};
 };
+
+// A level the slot excludes may start when nothing higher is pending.
+constexpr bool slot_may_start(bool slot_allows, bool higher_pending) { return slot_allows || !higher_pending; }
 
 } // namespace tent

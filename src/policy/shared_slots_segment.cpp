@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <thread>
@@ -153,21 +154,35 @@ Status validate_shm_name(const std::string& name) {
 
 bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
-bool participants_add(QuotaHeader& h, pid_t pid) {
-    for (auto& slot : h.participants) {
-        if (slot == 0) {
-            slot = pid;
+namespace {
+
+void clear_pending(QuotaHeader& h, std::size_t row) {
+    for (auto& n : h.pending[row]) n.store(0, std::memory_order_relaxed);
+}
+
+} // namespace
+
+bool participants_add(QuotaHeader& h, pid_t pid) { return participants_add_row(h, pid) >= 0; }
+
+int participants_add_row(QuotaHeader& h, pid_t pid) {
+    for (std::size_t i = 0; i < kQuotaMaxParticipants; ++i) {
+        if (h.participants[i] == 0) {
+            h.participants[i] = pid;
+            clear_pending(h, i);
             ++h.participant_count;
-            return true;
+            if (h.rows_used.load(std::memory_order_relaxed) < i + 1)
+                h.rows_used.store(static_cast<std::uint32_t>(i + 1), std::memory_order_release);
+            return static_cast<int>(i);
         }
     }
-    return false;
+    return -1;
 }
 
 bool participants_remove(QuotaHeader& h, pid_t pid) {
-    for (auto& slot : h.participants) {
-        if (slot == pid) {
-            slot = 0;
+    for (std::size_t i = 0; i < kQuotaMaxParticipants; ++i) {
+        if (h.participants[i] == pid) {
+            h.participants[i] = 0;
+            clear_pending(h, i);
             if (h.participant_count > 0) --h.participant_count;
             return true;
         }
@@ -175,13 +190,30 @@ bool participants_remove(QuotaHeader& h, pid_t pid) {
     return false;
 }
 
+int participant_row(const QuotaHeader& h, pid_t pid) {
+    for (std::size_t i = 0; i < kQuotaMaxParticipants; ++i)
+        if (h.participants[i] == pid) return static_cast<int>(i);
+    return -1;
+}
+
+bool higher_pending(const QuotaHeader& h, int level) {
+    const std::size_t rows = std::min<std::size_t>(h.rows_used.load(std::memory_order_acquire), kQuotaMaxParticipants);
+    const auto above = static_cast<std::size_t>(std::clamp(level, 0, static_cast<int>(kQuotaLevels)));
+    for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t l = 0; l < above; ++l)
+            if (h.pending[i][l].load(std::memory_order_relaxed) != 0) return true;
+    return false;
+}
+
 std::size_t participants_repair(QuotaHeader& h, const std::function<bool(pid_t)>& alive) {
     std::size_t dropped = 0;
     std::uint32_t count = 0;
-    for (auto& slot : h.participants) {
+    for (std::size_t i = 0; i < kQuotaMaxParticipants; ++i) {
+        auto& slot = h.participants[i];
         if (slot == 0) continue;
         if (!alive(slot)) {
             slot = 0;
+            clear_pending(h, i);
             ++dropped;
         } else {
             ++count;
@@ -264,8 +296,10 @@ Result<std::unique_ptr<QuotaSegment>> QuotaSegment::open(const QuotaSegmentOptio
             TENT_INFO("quota segment reused", "%s: left by processes that are gone; schedule restarted",
                       name.c_str());
         }
-        if (created || participants_add(h, ::getpid())) {
+        const int row = created ? participant_row(h, ::getpid()) : participants_add_row(h, ::getpid());
+        if (row >= 0) {
             seg->registered_pid_ = ::getpid();
+            seg->row_ = row;
         } else {
             TENT_WARN("quota participants full",
                       "%s: %zu processes attached already; this one is not counted", name.c_str(),
@@ -316,6 +350,19 @@ Result<QuotaLock> QuotaSegment::lock() {
     return Status::from_errno(rc, name_ + ": cannot lock quota mutex");
 }
 
+void QuotaSegment::publish_pending(const std::array<std::uint32_t, kQuotaLevels>& counts) {
+    if (row_ < 0) return;
+    auto& row = header_->pending[static_cast<std::size_t>(row_)];
+    for (std::size_t l = 0; l < kQuotaLevels; ++l) row[l].store(counts[l], std::memory_order_relaxed);
+}
+
+Status QuotaSegment::repair() {
+    auto lock = this->lock();
+    if (!lock) return lock.status();
+    participants_repair(lock->header(), process_alive);
+    return Status::ok();
+}
+
 void QuotaSegment::detach() {
     auto lock = this->lock();
     if (!lock) {
@@ -323,7 +370,13 @@ void QuotaSegment::detach() {
         return;
     }
     QuotaHeader& h = lock->header();
-    participants_remove(h, registered_pid_);
+    if (row_ >= 0 && h.participants[row_] == registered_pid_) {
+        h.participants[row_] = 0;
+        clear_pending(h, static_cast<std::size_t>(row_));
+        if (h.participant_count > 0) --h.participant_count;
+    } else {
+        participants_remove(h, registered_pid_);
+    }
     participants_repair(h, process_alive);
     if (h.participant_count == 0 && !h.retired) {
         // Under the mutex, so a process attaching now sees `retired` and

@@ -11,11 +11,19 @@
 // A process killed while holding the mutex does not wedge the others: the
 // next locker gets EOWNERDEAD, repairs the table and marks the mutex
 // consistent (the anchor never handled this).
+//
+// Each attached process also publishes, in its row of `pending`, how many
+// requests of each priority it has (queued or in flight), so that a slot's
+// lower priorities may run when no process has higher-priority work
+// (work-conserving slots). Rows are written by their owner alone, with
+// relaxed atomic stores and no lock; a dead owner's row is cleared when the
+// table is repaired.
 #pragma once
 
 #include <pthread.h>
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -29,11 +37,12 @@
 namespace tent {
 
 inline constexpr std::uint64_t kQuotaMagic = 0x544f5551544e4554ULL;  // "TENTQUOT" in memory order
-inline constexpr std::uint32_t kQuotaVersion = 1;
+inline constexpr std::uint32_t kQuotaVersion = 2;  // 2: per-process pending counts
 inline constexpr std::uint32_t kQuotaReady = 0x59444552;  // "REDY": unlikely in garbage
 inline constexpr std::size_t kQuotaMaxParticipants = 1024;
+inline constexpr std::size_t kQuotaLevels = 3;  // high, medium, low
 
-// The layout of version 1. The first four fields keep their offsets in every
+// The layout of version 2. The first four fields keep their offsets in every
 // version so that any version can tell what it is looking at.
 struct QuotaHeader {
     std::atomic<std::uint64_t> magic;  // written (release) after version and size
@@ -52,6 +61,10 @@ struct QuotaHeader {
     std::uint32_t participant_count;
     std::uint64_t recoveries;  // times a dead owner's mutex was recovered
     std::int32_t participants[kQuotaMaxParticipants];  // attached pids, 0 = free
+    // Not guarded: rows below it may be in use (raised under the mutex).
+    std::atomic<std::uint32_t> rows_used;
+    // pending[i][level]: requests of that level process participants[i] has.
+    std::atomic<std::uint32_t> pending[kQuotaMaxParticipants][kQuotaLevels];
 };
 
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
@@ -64,6 +77,13 @@ inline constexpr std::size_t kQuotaPrefixSize = 24;
 
 // Adds pid; false when the table is full.
 bool participants_add(QuotaHeader& h, pid_t pid);
+// Same, returning the row taken (-1: full); a process may hold several
+// (one per engine).
+int participants_add_row(QuotaHeader& h, pid_t pid);
+// The row of pid, or -1.
+int participant_row(const QuotaHeader& h, pid_t pid);
+// True when some process has a request of a level above `level` (0 high).
+bool higher_pending(const QuotaHeader& h, int level);
 // Removes one entry for pid; false when absent.
 bool participants_remove(QuotaHeader& h, pid_t pid);
 // Drops entries whose process is gone and recounts; returns entries dropped.
@@ -113,6 +133,13 @@ public:
     // Takes the mutex, recovering it from a dead owner if needed.
     Result<QuotaLock> lock();
 
+    // Publishes this process's pending requests by level (no lock, no
+    // system call; nothing when it is not in the table).
+    void publish_pending(const std::array<std::uint32_t, kQuotaLevels>& counts);
+    bool higher_pending(int level) const { return tent::higher_pending(*header_, level); }
+    // Clears the rows of processes that are gone (takes the mutex).
+    Status repair();
+
     bool created() const { return created_; }
     const std::string& name() const { return name_; }
     TimePoint epoch() const;
@@ -136,6 +163,7 @@ private:
     QuotaHeader* header_ = nullptr;
     bool created_ = false;
     pid_t registered_pid_ = 0;  // 0 = not in the table (a forked child never is)
+    int row_ = -1;              // this process's row of pending, -1 = none
     Duration lock_timeout_;
 };
 

@@ -167,6 +167,20 @@ Test(capi, write_read_send_every_byte, .init = setup) {
     cr_expect_eq(stats[0].transport, TENT_TRANSPORT_TCP);
     cr_expect_gt(stats[0].bytes, 0);
 
+    /* The metrics as Prometheus text: the length first, then all of it. */
+    int length = tent_metrics_text(a, NULL, 0);
+    cr_assert_gt(length, 0);
+    char *text = malloc((size_t)length + 1);
+    cr_assert_eq(tent_metrics_text(a, text, (size_t)length + 1), length);
+    cr_expect_eq(strlen(text), (size_t)length);
+    cr_expect(strstr(text, "# TYPE tent_rail_state gauge\n") != NULL, "%s", text);
+    cr_expect(strstr(text, stats[0].name) != NULL, "the rail %s is named: %s", stats[0].name, text);
+    char small[8];
+    cr_expect_eq(tent_metrics_text(a, small, sizeof small), length, "cut, but the whole length returned");
+    cr_expect_eq(strlen(small), sizeof small - 1);
+    cr_expect_eq(tent_metrics_text(a, NULL, 4), TENT_ERR_INVALID);
+    free(text);
+
     cr_assert_eq(tent_mem_deregister(msrc), TENT_OK);
     cr_assert_eq(tent_mem_deregister(mback), TENT_OK);
     cr_assert_eq(tent_mem_deregister(mdst), TENT_OK);

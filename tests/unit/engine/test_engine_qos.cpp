@@ -188,3 +188,111 @@ Test(engine_qos, qos_lane_false_leaves_low_priority_striped_over_every_rail) {
     cr_expect_gt(std::min(bytes[0], bytes[1]), 1u << 20, "both rails carried bulk: %llu and %llu bytes",
                  (unsigned long long)bytes[0], (unsigned long long)bytes[1]);
 }
+
+namespace {
+
+constexpr auto kPromotion = std::chrono::milliseconds(50);
+
+struct StreamOutcome {
+    std::chrono::steady_clock::duration low_latency{};  // submission to completion
+    bool low_done = false;
+    std::uint64_t high_done_after_low = 0;  // high writes completed after the low one
+    double low_waited = 0;                  // tent_qos_waited_total{priority="low"}
+};
+
+// A stream of high-priority writes of `high_size` bytes (four always
+// outstanding) for 40 promotion timeouts; `with_low`: one low-priority
+// 1 MiB write is posted once the stream runs. Every byte is checked.
+StreamOutcome high_stream(std::size_t high_size, bool with_high, bool with_low) {
+    Config config = qos_config("64K", "10");
+    (void)config.set(Knob::PriorityPromotionTimeoutUs, "50000", api_source());
+    EnginePair p(1, {4}, config);
+    cr_assert(p.a && p.b && p.a_to_b);
+    constexpr std::size_t kLow = 1u << 20, kSlots = 4;
+    const std::size_t kHigh = high_size;
+    std::vector<std::uint8_t> src(kLow + kSlots * kHigh), dst(src.size(), 0);
+    fill(src, 21);
+    auto rs = p.a->register_memory(src.data(), src.size(), wire::kAccessAll);
+    auto rd = p.b->register_memory(dst.data(), dst.size(), wire::kAccessAll);
+    cr_assert(rs.is_ok() && rd.is_ok());
+    const auto remote = reinterpret_cast<std::uint64_t>(dst.data());
+    auto post_high = [&](std::uint64_t slot) {
+        const std::size_t at = kLow + slot * kHigh;
+        cr_assert(p.a->post_write(p.a_to_b, src.data() + at, kHigh, handle_bytes(**rd), remote + at,
+                                  with_cookie(100 + slot, Priority::High))
+                      .is_ok());
+    };
+    using Steady = std::chrono::steady_clock;
+    StreamOutcome out;
+    if (with_high)
+        for (std::uint64_t s = 0; s < kSlots; ++s) post_high(s);
+    const Steady::time_point start = Steady::now(), end = start + 40 * kPromotion;
+    Steady::time_point low_posted{};
+    bool low_posted_yet = !with_low;
+    std::size_t high_outstanding = with_high ? kSlots : 0;
+    std::vector<EngineCompletion> done;
+    while ((with_high && Steady::now() < end) || high_outstanding > 0 || (with_low && !out.low_done)) {
+        cr_assert(Steady::now() < end + std::chrono::seconds(20), "bounded");
+        if (!low_posted_yet && Steady::now() >= start + kPromotion / 5) {
+            low_posted = Steady::now();
+            cr_assert(p.a->post_write(p.a_to_b, src.data(), kLow, handle_bytes(**rd), remote,
+                                      with_cookie(1, Priority::Low))
+                          .is_ok());
+            low_posted_yet = true;
+        }
+        done.clear();
+        if (p.a->poll(done, 8) == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+        for (const auto& c : done) {
+            cr_expect(c.status.is_ok(), "%s", c.status.to_string().c_str());
+            if (c.cookie == 1) {
+                out.low_done = true;
+                out.low_latency = Steady::now() - low_posted;
+                continue;
+            }
+            --high_outstanding;
+            if (out.low_done) ++out.high_done_after_low;
+            if (Steady::now() < end) {
+                post_high(c.cookie - 100);
+                ++high_outstanding;
+            }
+        }
+    }
+    if (with_low) cr_expect(std::equal(src.begin(), src.begin() + kLow, dst.begin()), "every byte of the low write");
+    if (with_high) cr_expect(std::equal(src.begin() + kLow, src.end(), dst.begin() + kLow), "every byte of the high writes");
+    out.low_waited = p.a->metrics_registry().snapshot().value("tent_qos_waited_total", {"low"}, 0);
+    return out;
+}
+
+double ms(std::chrono::steady_clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+} // namespace
+
+Test(engine_qos, a_low_request_behind_a_high_stream_starts_once_promoted) {
+    // Four 256 KiB high writes in flight: the rail is occupied (> qos_window).
+    StreamOutcome o = high_stream(256 * 1024, true, true);
+    cr_assert(o.low_done);
+    cr_expect_eq(o.low_waited, 1, "the low write waited in the QoS queue");
+    // Held until promoted: never before the timeout (a steady clock cannot
+    // be early); then it starts with the stream still going (20 timeouts
+    // of slack on a loaded machine, not a timing bound).
+    cr_expect_geq(ms(o.low_latency), ms(kPromotion), "low completed after %.1f ms", ms(o.low_latency));
+    cr_log_info("low write: %.1f ms from post to completion (promotion timeout %.0f ms)", ms(o.low_latency),
+                ms(kPromotion));
+    cr_expect_gt(o.high_done_after_low, 0u, "the high stream went on after the low write completed (%.1f ms)",
+                 ms(o.low_latency));
+}
+
+Test(engine_qos, with_one_priority_in_use_nothing_waits_in_the_queue) {
+    StreamOutcome o = high_stream(4096, false, true);
+    cr_assert(o.low_done);
+    cr_expect_eq(o.low_waited, 0, "alone, the low write started at once");
+}
+
+Test(engine_qos, high_work_within_the_window_holds_nothing_in_the_queue) {
+    // Four 4 KiB high writes leave the rail room: the window, not the
+    // queue, keeps the low write out of their way.
+    StreamOutcome o = high_stream(4096, true, true);
+    cr_assert(o.low_done);
+    cr_expect_eq(o.low_waited, 0, "the low write started at once");
+    cr_expect_gt(o.high_done_after_low, 0u);
+}

@@ -3,6 +3,7 @@
 // waits under continuous high-priority load.
 #include <criterion/criterion.h>
 
+#include <optional>
 #include <vector>
 
 #include "policy/qos_queue.h"
@@ -23,9 +24,14 @@ QosParams exact_params() {
     return p;
 }
 
+// The next entry in serving order, nothing held.
+std::optional<QueuedRequest> pop_any(QosQueue& q) {
+    return q.pop_if([](const QueuedRequest&) { return true; });
+}
+
 std::vector<std::uint64_t> drain(QosQueue& q) {
     std::vector<std::uint64_t> ids;
-    for (int i = 0; i < 1000 && !q.empty(); ++i) ids.push_back(q.pop()->id);
+    for (int i = 0; i < 1000 && !q.empty(); ++i) ids.push_back(pop_any(q)->id);
     return ids;
 }
 
@@ -46,7 +52,7 @@ Test(qos_queue, drains_high_then_medium_then_low_fifo_within_level) {
     std::vector<std::uint64_t> want{3, 5, 2, 6, 1, 4};
     cr_assert_eq(ids.size(), want.size());
     for (std::size_t i = 0; i < want.size(); ++i) cr_expect_eq(ids[i], want[i], "position %zu", i);
-    cr_expect_not(q.pop().has_value());
+    cr_expect_not(pop_any(q).has_value());
     cr_expect_eq(q.promotions(), 0u);
 }
 
@@ -61,9 +67,9 @@ Test(qos_queue, promotion_is_per_entry) {
     q.push(3, Priority::High);
     cr_expect_eq(q.size(Priority::Medium), 1u);
     cr_expect_eq(q.size(Priority::Low), 1u);
-    auto first = q.pop();
+    auto first = pop_any(q);
     cr_expect_eq(first->id, 3u);
-    auto second = q.pop();
+    auto second = pop_any(q);
     cr_expect_eq(second->id, 1u);
     cr_expect_eq(second->original, Priority::Low);
     cr_expect_eq(second->current, Priority::Medium);
@@ -75,10 +81,10 @@ Test(qos_queue, promotion_is_per_entry) {
     q.push(4, Priority::Medium);
     cr_expect_eq(q.size(Priority::Low), 1u, "entry 2 is not due 1 us early");
     clock.set(t0 + kT + kT / 2);
-    auto third = q.pop();
+    auto third = pop_any(q);
     cr_expect_eq(third->id, 4u, "entry 2 reached medium after entry 4 did");
     cr_expect_eq(q.size(Priority::Medium), 1u);
-    cr_expect_eq(q.pop()->id, 2u);
+    cr_expect_eq(pop_any(q)->id, 2u);
 }
 
 Test(qos_queue, promoted_entries_keep_fifo_by_time_reached) {
@@ -105,7 +111,7 @@ Test(qos_queue, medium_promotes_to_high_once) {
     q.push(1, Priority::Medium);
     clock.advance(5 * kT);
     q.push(2, Priority::High);
-    auto e = q.pop();
+    auto e = pop_any(q);
     cr_expect_eq(e->id, 1u);
     cr_expect_eq(e->current, Priority::High);
     cr_expect_eq(q.promotions(), 1u, "high is the top: no further promotion");
@@ -118,7 +124,7 @@ Test(qos_queue, one_late_sweep_moves_an_entry_two_levels) {
     q.push(1, Priority::Low);
     clock.advance(5 * kT);
     q.push(2, Priority::High);
-    auto e = q.pop();
+    auto e = pop_any(q);
     cr_expect_eq(e->id, 1u);
     cr_expect_eq(e->current, Priority::High);
     cr_expect(e->level_since == t0 + 2 * kT, "one level per timeout period, from enqueue time");
@@ -135,12 +141,12 @@ Test(qos_queue, sweep_interval_delays_promotion_checks) {
     clock.set(t0 + milliseconds(9));
     q.push(2, Priority::High);  // sweep at 9ms, next at 12ms
     clock.set(t0 + kT);         // entry 1 due, but no sweep until 12 ms
-    cr_expect_eq(q.pop()->id, 2u);
+    cr_expect_eq(pop_any(q)->id, 2u);
     q.push(3, Priority::Medium);
-    cr_expect_eq(q.pop()->id, 3u, "no sweep yet: entry 1 still low");
+    cr_expect_eq(pop_any(q)->id, 3u, "no sweep yet: entry 1 still low");
     clock.set(t0 + milliseconds(12));
     q.push(4, Priority::Medium);
-    auto e = q.pop();
+    auto e = pop_any(q);
     cr_expect_eq(e->id, 1u, "promoted at the 12 ms sweep, ranked by when it became due");
     cr_expect(e->level_since == t0 + kT);
 }
@@ -204,7 +210,7 @@ static void check_bound(Priority level, Duration service) {
     const auto max_steps = upper / service + 10;  // bounded even if the bound is broken
     for (std::int64_t step = 0; step < max_steps; ++step) {
         q.push(static_cast<std::uint64_t>(step), Priority::High);
-        auto e = q.pop();
+        auto e = pop_any(q);
         cr_assert(e.has_value());
         if (e->id == target) {
             served = clock.now();
@@ -227,4 +233,45 @@ Test(qos_queue, low_priority_is_served_within_bound_under_high_load) {
 
 Test(qos_queue, medium_priority_is_served_within_bound_under_high_load) {
     for (long s_us : {7L, 100L, 130L, 450L, 3000L}) check_bound(Priority::Medium, microseconds(s_us));
+}
+
+// pop_if: what the predicate holds keeps its place; the rest is served in
+// the usual order; the engine's rule (held until promoted once while a
+// higher level is active) lets a low entry out after T.
+Test(qos_queue, pop_if_skips_held_entries_and_keeps_their_order) {
+    ManualClock clock;
+    QosQueue q(exact_params(), clock);
+    q.push(1, Priority::Low);
+    q.push(2, Priority::Medium);
+    q.push(3, Priority::Low);
+    q.push(4, Priority::High);
+    auto unpromoted_below_high = [](const QueuedRequest& e) {
+        return e.original == Priority::High || e.current != e.original;
+    };
+    auto first = q.pop_if(unpromoted_below_high);
+    cr_assert(first.has_value());
+    cr_expect_eq(first->id, 4u);
+    cr_expect_not(q.pop_if(unpromoted_below_high).has_value(), "medium and low are held");
+    cr_expect_eq(q.size(), 3u);
+    clock.advance(kT);  // everything promoted once
+    std::vector<std::uint64_t> ids;
+    while (auto e = q.pop_if(unpromoted_below_high)) ids.push_back(e->id);
+    const std::vector<std::uint64_t> want{2, 1, 3};  // medium is high now; the lows are medium
+    cr_assert_eq(ids.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) cr_expect_eq(ids[i], want[i], "position %zu", i);
+}
+
+Test(qos_queue, pop_if_without_filtering_takes_the_oldest_that_may_start) {
+    ManualClock clock;
+    QosParams p = exact_params();
+    p.priority_filtering = false;
+    QosQueue q(p, clock);
+    q.push(1, Priority::Low);
+    q.push(2, Priority::High);
+    q.push(3, Priority::Low);
+    auto not_id1 = [](const QueuedRequest& e) { return e.id != 1; };
+    cr_expect_eq(q.pop_if(not_id1)->id, 2u);
+    cr_expect_eq(q.pop_if(not_id1)->id, 3u);
+    cr_expect_not(q.pop_if(not_id1).has_value());
+    cr_expect_eq(pop_any(q)->id, 1u);
 }

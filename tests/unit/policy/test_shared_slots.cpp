@@ -124,9 +124,11 @@ Test(shared_slots, first_open_creates_second_attaches_to_the_same_schedule) {
         TimePoint t = clock_b.now() + i * 300us;
         for (int p = 0; p < 3; ++p) cr_expect_eq((*a)->allowed(p, t), (*b)->allowed(p, t));
     }
-    auto n = (*a)->participants();
-    cr_assert(n.is_ok());
-    cr_expect_eq(*n, 2u);
+    {
+        auto lock = (*a)->segment().lock();
+        cr_assert(lock.is_ok());
+        cr_expect_eq(lock->header().participant_count, 2u);
+    }
     // The name lives while someone is attached and goes with the last one.
     a = Result<std::unique_ptr<SharedSlots>>(std::unique_ptr<SharedSlots>());
     cr_expect(name_exists(name));
@@ -309,12 +311,12 @@ Test(shared_slots, tiny_foreign_segment_is_rejected) {
 
 Test(shared_slots, other_version_is_a_clear_error) {
     const std::string name = unique_name("version");
-    auto bytes = header_bytes(kQuotaMagic, 3, kQuotaReady, sizeof(QuotaHeader));
+    auto bytes = header_bytes(kQuotaMagic, 1, kQuotaReady, sizeof(QuotaHeader));  // version 1: no pending counts
     write_segment(name, bytes.data(), bytes.size());
     ManualClock clock;
     auto s = SharedSlots::open(options_for(name), clock);
     cr_assert_not(s.is_ok());
-    std::string expected = name + ": version 3, expected 1 (segment of another tent release; remove /dev/shm" + name + ")";
+    std::string expected = name + ": version 1, expected 2 (segment of another tent release; remove /dev/shm" + name + ")";
     std::string got = s.status().message();
     cr_expect_str_eq(got.c_str(), expected.c_str());
     ::shm_unlink(name.c_str());
@@ -453,4 +455,81 @@ Test(shared_slots, a_segment_whose_users_were_all_killed_restarts_with_new_setti
     cr_expect((*s)->schedule().epoch == clock.now());
     s = Result<std::unique_ptr<SharedSlots>>(std::unique_ptr<SharedSlots>());
     cr_expect_not(name_exists(name));
+}
+
+// Work-conserving slots across processes: a forked process with high
+// priority work pending makes this one's low work wait for its slot; with
+// nothing higher pending anywhere low work may start in any slot.
+Test(shared_slots, low_waits_for_its_slot_only_while_another_process_has_high_pending) {
+    const std::string name = unique_name("pending");
+    ManualClock clock;  // slot 0 (high only) starts now
+    auto parent = SharedSlots::open(options_for(name), clock);
+    cr_assert(parent.is_ok(), "%s", parent.status().to_string().c_str());
+    const TimePoint slot0 = clock.now(), slot2 = clock.now() + 2 * options_for(name).interval;
+    cr_expect((*parent)->may_start(kSlotPriorityLow, slot0), "nothing pending anywhere: low runs at once");
+
+    int to_child[2], to_parent[2];
+    cr_assert_eq(::pipe(to_child), 0);
+    cr_assert_eq(::pipe(to_parent), 0);
+    pid_t child = ::fork();
+    cr_assert_geq(child, 0);
+    if (child == 0) {
+        auto s = SharedSlots::open(options_for(name), clock);
+        if (!s) ::_exit(2);
+        (*s)->publish_pending({1, 0, 0});  // one high request
+        (void)::write(to_parent[1], "H", 1);
+        if (read_byte(to_child[0]) != 'C') ::_exit(3);
+        (*s)->publish_pending({0, 0, 4});  // high done, low of its own
+        (void)::write(to_parent[1], "C", 1);
+        if (read_byte(to_child[0]) != 'X') ::_exit(4);
+        ::_exit(0);
+    }
+    cr_assert_eq(read_byte(to_parent[0]), 'H');
+    cr_expect_not((*parent)->may_start(kSlotPriorityLow, slot0), "high pending elsewhere: low waits in slot 0");
+    cr_expect_not((*parent)->may_start(kSlotPriorityMedium, slot0), "medium too");
+    cr_expect((*parent)->may_start(kSlotPriorityHigh, slot0));
+    cr_expect((*parent)->may_start(kSlotPriorityLow, slot2), "slot 2 serves everyone");
+    (void)::write(to_child[1], "C", 1);
+    cr_assert_eq(read_byte(to_parent[0]), 'C');
+    cr_expect((*parent)->may_start(kSlotPriorityLow, slot0), "no high pending anywhere: low runs in slot 0");
+    cr_expect((*parent)->may_start(kSlotPriorityMedium, slot0));
+    (void)::write(to_child[1], "X", 1);
+    cr_expect_eq(wait_child(child), 0);
+}
+
+// A process killed while holding the mutex, with high work pending, holds
+// nobody back for long: its row is cleared when the table is repaired.
+Test(shared_slots, a_killed_process_with_high_pending_does_not_hold_low_back) {
+    const std::string name = unique_name("dead-pending");
+    ManualClock clock;
+    auto parent = SharedSlots::open(options_for(name), clock);
+    cr_assert(parent.is_ok(), "%s", parent.status().to_string().c_str());
+    int ready[2];
+    cr_assert_eq(::pipe(ready), 0);
+    pid_t holder = ::fork();
+    cr_assert_geq(holder, 0);
+    if (holder == 0) {
+        auto s = SharedSlots::open(options_for(name), clock);
+        if (!s) ::_exit(2);
+        (*s)->publish_pending({3, 0, 0});
+        auto lock = (*s)->segment().lock();
+        if (!lock) ::_exit(3);
+        (void)::write(ready[1], "L", 1);
+        for (;;) ::pause();  // SIGKILLed here, mutex held, high pending
+    }
+    cr_assert_eq(read_byte(ready[0]), 'L');
+    cr_assert_eq(::kill(holder, SIGKILL), 0);
+    cr_assert_eq(::waitpid(holder, nullptr, 0), holder);
+    clock.advance(SharedSlots::kRepairInterval);
+    const SlotSchedule& sched = (*parent)->schedule();
+    const Duration cycle = kSlotCount * sched.interval;
+    const TimePoint slot0 = sched.epoch + ((clock.now() - sched.epoch) / cycle + 1) * cycle;
+    cr_assert_eq(slot_at(sched, slot0), 0);
+    LogCapture log;
+    cr_expect((*parent)->may_start(kSlotPriorityLow, slot0),
+              "the dead process's row was cleared");
+    cr_expect(log.text().find("quota mutex recovered") != std::string::npos, "log: %s", log.text().c_str());
+    auto lock = (*parent)->segment().lock();
+    cr_assert(lock.is_ok());
+    cr_expect_eq(lock->header().participant_count, 1u);
 }
