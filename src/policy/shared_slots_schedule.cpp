@@ -29,14 +29,4 @@ bool slot_allowed(const SlotSchedule& schedule, int priority, TimePoint now) {
     return slot_admits(slot_at(schedule, now), priority);
 }
 
-TimePoint next_allowed(const SlotSchedule& schedule, int priority, TimePoint now) {
-    const int slot = slot_at(schedule, now);
-    if (slot_admits(slot, priority)) return now;
-    // The first admitting slot of the next cycles is slot `priority`.
-    const int wait_slots = clamp_priority(priority) - slot;  // > 0 here
-    const Duration len{std::max<Duration::rep>(schedule.interval.count(), 1)};
-    const TimePoint slot_start = schedule.epoch + interval_index(schedule, now) * len;
-    return slot_start + wait_slots * len;
-}
-
 } // namespace tent

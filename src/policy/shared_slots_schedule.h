@@ -35,8 +35,4 @@ bool slot_admits(int slot, int priority);
 // True when `priority` may be served at `now`.
 bool slot_allowed(const SlotSchedule& schedule, int priority, TimePoint now);
 
-// The earliest time >= now at which `priority` may be served (now itself when
-// it may be served already); lets a worker sleep instead of spinning.
-TimePoint next_allowed(const SlotSchedule& schedule, int priority, TimePoint now);
-
 } // namespace tent

@@ -60,27 +60,3 @@ Test(shared_slots_schedule, share_of_time_per_priority) {
     cr_expect_eq(served[kSlotPriorityMedium], samples * 2 / 3);
     cr_expect_eq(served[kSlotPriorityLow], samples / 3);
 }
-
-Test(shared_slots_schedule, next_allowed_is_the_start_of_the_first_admitting_slot) {
-    // Already allowed: now.
-    cr_expect(next_allowed(kSchedule, kSlotPriorityHigh, kEpoch + 1ms) == kEpoch + 1ms);
-    cr_expect(next_allowed(kSchedule, kSlotPriorityLow, kEpoch + 5ms) == kEpoch + 5ms);
-    // In slot 0, medium waits for slot 1 and low for slot 2.
-    cr_expect(next_allowed(kSchedule, kSlotPriorityMedium, kEpoch + 1ms) == kEpoch + 2ms);
-    cr_expect(next_allowed(kSchedule, kSlotPriorityLow, kEpoch + 1ms) == kEpoch + 4ms);
-    // In slot 1, low waits for slot 2.
-    cr_expect(next_allowed(kSchedule, kSlotPriorityLow, kEpoch + 3ms) == kEpoch + 4ms);
-    // Next cycle and before the epoch.
-    cr_expect(next_allowed(kSchedule, kSlotPriorityLow, kEpoch + 6ms) == kEpoch + 10ms);
-    cr_expect(next_allowed(kSchedule, kSlotPriorityLow, kEpoch - 5ms) == kEpoch - 2ms);
-    // Whatever `now`, the answer is allowed and nothing earlier in between is.
-    for (int i = 0; i < 200; ++i) {
-        TimePoint now = kEpoch + i * 97us;
-        for (int p = 0; p < 3; ++p) {
-            TimePoint t = next_allowed(kSchedule, p, now);
-            cr_expect(t >= now);
-            cr_expect(slot_allowed(kSchedule, p, t));
-            if (t > now) cr_expect_not(slot_allowed(kSchedule, p, t - 1ns));
-        }
-    }
-}
