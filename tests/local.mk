@@ -398,3 +398,25 @@ tests_unit_engine_test_engine_drive_SOURCES = tests/unit/engine/test_engine_driv
 tests_unit_engine_test_engine_drive_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_engine_test_engine_drive_LDADD = $(TEST_LIBS)
 endif
+
+# btl tests
+# Configuration overrides (the MCA source); the Open MPI component:
+# ompi_info, its parameters, and an MPI job that checks every byte over TCP
+# rails and over simulated HCAs.
+if WITH_MPI
+check_PROGRAMS += tests/mpi/mpi_check
+tests_mpi_mpi_check_SOURCES = tests/mpi/mpi_check.c
+tests_mpi_mpi_check_CPPFLAGS = $(OMPI_CFLAGS)
+tests_mpi_mpi_check_LDADD = $(OMPI_LIBS)
+endif
+if ENABLE_TESTS
+check_PROGRAMS += tests/unit/config/test_overrides
+TESTS += tests/unit/config/test_overrides
+tests_unit_config_test_overrides_SOURCES = tests/unit/config/test_overrides.cpp tests/unit/config/test_support.h
+tests_unit_config_test_overrides_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_config_test_overrides_LDADD = $(TEST_LIBS)
+endif
+MPI_CHECKS = tests/mpi/component.sh tests/mpi/params.sh tests/mpi/tcp.sh tests/mpi/simverbs.sh
+TESTS += $(MPI_CHECKS)
+dist_check_SCRIPTS += $(MPI_CHECKS)
+dist_check_DATA += tests/mpi/lib.sh
