@@ -25,10 +25,19 @@ MPI_TMP=$(mktemp -d "${TMPDIR:-/tmp}/mpicheck.XXXXXX")
 trap 'rm -rf "$MPI_TMP"' EXIT
 trap 'exit 1' INT TERM HUP
 
+# Ranks spin in MPI calls and drive tent themselves (caller_progress); on a
+# test machine running many jobs on two cores a rank (and simverbs' threads)
+# may not run for most of a second, which tent's defaults, made for nodes
+# with a core per rank, take for dead rails: the TCP silence limit (3 x
+# 80 ms) and an RDMA rail's silence (60 ms), with 2 s to find another rail.
+# These tests check data and failover, not those limits.
+TENT_MCA_SLOW_HOST=(--mca btl_tent_tcp_silence_intervals 50 --mca btl_tent_rail_silence_min_ms 3000
+    --mca btl_tent_failover_timeout_ms 30000)
+
 # mpirun_tent SECONDS ARGS...: two ranks over btl tent,self, bounded.
 mpirun_tent() {
     local secs=$1
     shift
     timeout -k 5 "$secs" mpirun --allow-run-as-root --oversubscribe -np 2 \
-        --mca pml ob1 --mca btl tent,self "$@"
+        --mca pml ob1 --mca btl tent,self "${TENT_MCA_SLOW_HOST[@]}" "$@"
 }

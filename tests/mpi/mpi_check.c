@@ -231,6 +231,10 @@ int main(int argc, char **argv) {
         strided(100000, r);
         collectives(1000, 3 + r);
         collectives(100000, 5 + r);
+        if (rank == 0 && rounds > 1) {
+            printf("mpi_check: round %d of %d ok\n", r + 1, rounds);
+            fflush(stdout);
+        }
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
