@@ -27,6 +27,7 @@ mpi_mca_btl_tent_la_LDFLAGS = -module -avoid-version -shared -Wl,-z,nodelete \
 EXTRA_mpi_mca_btl_tent_la_DEPENDENCIES = mpi/btl_tent.map
 endif
 ompicomponentdir = $(ompi_componentdir)
+dist_man_MANS += man/mca_btl_tent.7
 EXTRA_DIST += mpi/btl_tent.map
 # make distcheck installs under its own prefix, never into Open MPI's tree.
 AM_DISTCHECK_CONFIGURE_FLAGS = --with-ompi-componentdir='$${libdir}/openmpi'
