@@ -418,7 +418,7 @@ tests_unit_config_test_overrides_LDADD = $(TEST_LIBS)
 endif
 MPI_CHECKS = tests/mpi/component.sh tests/mpi/params.sh tests/mpi/tcp.sh tests/mpi/simverbs.sh \
 	tests/mpi/hca-faults.sh tests/mpi/all-pulled.sh tests/mpi/man-params.sh \
-	tests/mpi/netpipe.sh tests/mpi/hpcc.sh tests/mpi/mpi4py.sh
+	tests/mpi/netpipe.sh tests/mpi/hpcc.sh tests/mpi/mpi4py.sh tests/mpi/netns-link.sh
 TESTS += $(MPI_CHECKS)
 dist_check_SCRIPTS += $(MPI_CHECKS)
 dist_check_DATA += tests/mpi/lib.sh tests/mpi/allreduce.py tests/mpi/hpccinf.txt
