@@ -415,6 +415,11 @@ TESTS += tests/unit/config/test_overrides
 tests_unit_config_test_overrides_SOURCES = tests/unit/config/test_overrides.cpp tests/unit/config/test_support.h
 tests_unit_config_test_overrides_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_config_test_overrides_LDADD = $(TEST_LIBS)
+check_PROGRAMS += tests/unit/engine/test_capi_embed
+TESTS += tests/unit/engine/test_capi_embed
+tests_unit_engine_test_capi_embed_SOURCES = tests/unit/engine/test_capi_embed.c
+tests_unit_engine_test_capi_embed_CPPFLAGS = $(TEST_CFLAGS)
+tests_unit_engine_test_capi_embed_LDADD = libtent.la $(CRITERION_LIBS)
 endif
 MPI_CHECKS = tests/mpi/component.sh tests/mpi/params.sh tests/mpi/tcp.sh tests/mpi/simverbs.sh \
 	tests/mpi/hca-faults.sh tests/mpi/all-pulled.sh tests/mpi/man-params.sh \

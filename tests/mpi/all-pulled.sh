@@ -26,13 +26,15 @@ ip netns exec "$NS" "$SV_RUN" --devices 2 -- timeout -k 5 240 mpirun --allow-run
     -x LD_LIBRARY_PATH -x SIMVERBS_DEVICES -x SIMVERBS_DIR -x SIMVERBS_FABRIC \
     --mca pml ob1 --mca btl tent,self --mca btl_tent_control_address 127.0.0.1 \
     --mca btl_tent_tcp_rail_addresses 127.0.0.2 --mca btl_tent_tcp_silence_intervals 10 \
-    --mca btl_tent_rail_silence_min_ms 1000 --mca btl_tent_failover_timeout_ms 3000 \
+    --mca btl_tent_rail_silence_min_ms 1000 --mca btl_tent_failover_timeout_ms 3000 --mca mpi_yield_when_idle 1 \
     "$MPI_CHECK" --rounds 1000 >"$MPI_TMP/out" 2>&1 &
 job=$!
 
 pids=""
 for ((i = 0; i < 300; i++)); do
-    pids=$("$SV_CTL" list 2>/dev/null | awk '$1 == "pid" { print $2 }' | sort -u | tr '\n' ' ')
+    pids=$(for p in $("$SV_CTL" list 2>/dev/null | awk '$1 == "pid" { print $2 }' | sort -u); do
+        [ "$(ps -o comm= -p "$p")" = mpi_check ] && echo "$p"
+    done | tr '\n' ' ')
     [ "$(echo $pids | wc -w)" -ge 2 ] && break
     sleep 0.1
 done

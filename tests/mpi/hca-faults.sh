@@ -12,13 +12,15 @@ export SIMVERBS_DIR=$MPI_TMP/sv SIMVERBS_FABRIC=mpifault-$$
 "$SV_RUN" --devices 2 -- timeout -k 5 300 mpirun --allow-run-as-root --oversubscribe -np 2 \
     -x LD_LIBRARY_PATH -x SIMVERBS_DEVICES -x SIMVERBS_DIR -x SIMVERBS_FABRIC \
     --mca pml ob1 --mca btl tent,self --mca btl_tent_log_level info "${TENT_MCA_SLOW_HOST[@]}" \
-    "$MPI_CHECK" --rounds 12 >"$MPI_TMP/out" 2>&1 &
+    "$MPI_CHECK" --seconds 14 >"$MPI_TMP/out" 2>&1 &
 job=$!
 
 # The ranks' pids, from simverbs' list of ports (bounded wait).
 pids=""
 for ((i = 0; i < 200; i++)); do
-    pids=$("$SV_CTL" list 2>/dev/null | awk '$1 == "pid" { print $2 }' | sort -u | tr '\n' ' ')
+    pids=$(for p in $("$SV_CTL" list 2>/dev/null | awk '$1 == "pid" { print $2 }' | sort -u); do
+        [ "$(ps -o comm= -p "$p")" = mpi_check ] && echo "$p"
+    done | tr '\n' ' ')
     [ "$(echo $pids | wc -w)" -ge 2 ] && break
     sleep 0.1
 done

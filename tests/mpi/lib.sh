@@ -30,9 +30,11 @@ trap 'exit 1' INT TERM HUP
 # may not run for most of a second, which tent's defaults, made for nodes
 # with a core per rank, take for dead rails: the TCP silence limit (3 x
 # 80 ms) and an RDMA rail's silence (60 ms), with 2 s to find another rail.
-# These tests check data and failover, not those limits.
+# These tests check data and failover, not those limits. Idle ranks yield
+# the CPU (mpi_yield_when_idle) so that the tests running beside them keep
+# theirs.
 TENT_MCA_SLOW_HOST=(--mca btl_tent_tcp_silence_intervals 50 --mca btl_tent_rail_silence_min_ms 3000
-    --mca btl_tent_failover_timeout_ms 30000)
+    --mca btl_tent_failover_timeout_ms 30000 --mca mpi_yield_when_idle 1)
 
 # mpirun_tent SECONDS ARGS...: two ranks over btl tent,self, bounded.
 mpirun_tent() {

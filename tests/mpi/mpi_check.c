@@ -6,7 +6,9 @@
  * exits 0 when every byte arrived right, else names the first wrong byte
  * and aborts the job.
  *
- * Usage: mpi_check [--max-size BYTES] [--rounds N]   (N: repeat everything) */
+ * Usage: mpi_check [--max-size BYTES] [--rounds N] [--seconds S]
+ *   N: repeat everything N times; S: keep repeating for at least S seconds
+ *   (rank 0's clock; for tests that inject faults while the job runs). */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -190,6 +192,7 @@ static void collectives(size_t count, int seed) {
 int main(int argc, char **argv) {
     size_t max_size = 16u << 20;
     int rounds = 1;
+    double seconds = 0;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
@@ -198,9 +201,12 @@ int main(int argc, char **argv) {
             max_size = strtoull(argv[++i], NULL, 0);
         } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
             rounds = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
+            seconds = atof(argv[++i]);
+            rounds = 1000000;
         } else {
             if (rank == 0) {
-                fprintf(stderr, "usage: mpi_check [--max-size BYTES] [--rounds N]\n");
+                fprintf(stderr, "usage: mpi_check [--max-size BYTES] [--rounds N] [--seconds S]\n");
             }
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
@@ -212,7 +218,9 @@ int main(int argc, char **argv) {
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     size_t checked = 0;
-    for (int r = 0; r < rounds; ++r) {
+    double start = MPI_Wtime();
+    int r;
+    for (r = 0; r < rounds; ++r) {
         for (size_t s = 1; s <= max_size; s *= 2) {
             ping_pong(s, r);
             checked++;
@@ -232,10 +240,19 @@ int main(int argc, char **argv) {
         collectives(1000, 3 + r);
         collectives(100000, 5 + r);
         if (rank == 0 && rounds > 1) {
-            printf("mpi_check: round %d of %d ok\n", r + 1, rounds);
+            printf("mpi_check: round %d of %d ok\n", r + 1, seconds > 0 ? 0 : rounds);
             fflush(stdout);
         }
+        if (seconds > 0) {
+            int more = rank == 0 ? MPI_Wtime() - start < seconds : 0;
+            MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+            if (!more) {
+                r++;
+                break;
+            }
+        }
     }
+    rounds = r;
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         printf("mpi_check: ok: %d processes, %zu sizes from 1 B to %zu B, windows, strided, collectives, %d "

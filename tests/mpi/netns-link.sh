@@ -65,7 +65,7 @@ pull_link() {
     ip -n "$A" link set "${T}1x" down || fail "link 1 down"
 }
 
-job tent 240 --mca btl tent,self "${TENT_MCA_SLOW_HOST[@]}" --mca btl_tent_log_level info -- --rounds 4 &
+job tent 240 --mca btl tent,self "${TENT_MCA_SLOW_HOST[@]}" --mca btl_tent_log_level info -- --seconds 12 &
 jpid=$!
 pull_link tent
 wait $jpid
@@ -77,7 +77,7 @@ grep -q "10.77.1" "$MPI_TMP/tent" || { tail -40 "$MPI_TMP/tent"; fail "btl tent:
 echo "btl tent, link 1 down mid-job: $(grep "^mpi_check: ok" "$MPI_TMP/tent")"
 
 # The contrast: Open MPI's own tcp BTL over the same two links.
-job tcp 45 --mca btl tcp,self --mca btl_tcp_if_include 10.77.1.0/24,10.77.2.0/24 -- --rounds 8 &
+job tcp 45 --mca btl tcp,self --mca btl_tcp_if_include 10.77.1.0/24,10.77.2.0/24 -- --seconds 20 &
 jpid=$!
 pull_link tcp
 wait $jpid
