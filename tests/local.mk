@@ -27,6 +27,7 @@ CRITERION_TESTS = \
 	tests/unit/config/test_precedence \
 	tests/unit/config/test_values \
 	tests/unit/config/test_tent_run \
+	tests/unit/config/test_overrides \
 	tests/unit/common/test_text \
 	tests/unit/common/test_knob_table \
 	tests/unit/common/test_crash_reporter \
@@ -72,6 +73,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_engine_loopback \
 	tests/unit/engine/test_capi \
 	tests/unit/engine/test_wait \
+	tests/unit/engine/test_capi_embed \
 	tests/unit/tcp/test_silence_detector \
 	tests/unit/tcp/test_tcp_rail_data \
 	tests/unit/tcp/test_tcp_rail_access \
@@ -113,6 +115,9 @@ tests_unit_engine_test_capi_SOURCES = tests/unit/engine/test_capi.c
 tests_unit_engine_test_capi_LDADD = libtent.la $(CRITERION_LIBS)
 tests_unit_engine_test_wait_SOURCES = tests/unit/engine/test_wait.c
 tests_unit_engine_test_wait_LDADD = libtent.la $(CRITERION_LIBS)
+# The embedding calls (knob table, overrides), from C.
+tests_unit_engine_test_capi_embed_SOURCES = tests/unit/engine/test_capi_embed.c
+tests_unit_engine_test_capi_embed_LDADD = libtent.la $(CRITERION_LIBS)
 
 # The simverbs tests re-run themselves with LD_LIBRARY_PATH set to this
 # directory (and skip if the library is not built).
@@ -181,7 +186,18 @@ SCRIPT_TESTS = \
 	tests/netns/all-pulled.sh \
 	tests/man/check-man-pages.sh \
 	tests/layering.sh \
-	tests/knobs/check-knobs-read.sh
+	tests/knobs/check-knobs-read.sh \
+	tests/mpi/component.sh \
+	tests/mpi/params.sh \
+	tests/mpi/man-params.sh \
+	tests/mpi/tcp.sh \
+	tests/mpi/simverbs.sh \
+	tests/mpi/hca-faults.sh \
+	tests/mpi/all-pulled.sh \
+	tests/mpi/netpipe.sh \
+	tests/mpi/hpcc.sh \
+	tests/mpi/mpi4py.sh \
+	tests/mpi/netns-link.sh
 # --disable-tests builds none of the programs these drive.
 if ENABLE_TESTS
 TESTS += $(SCRIPT_TESTS)
@@ -210,8 +226,20 @@ TEST_DATA_FILES = \
 	tests/netns/lib.sh \
 	tests/simverbs/check/lib.sh \
 	tests/simverbs/check/fake_ctl_server.py \
-	tests/simverbs/check/FIGURES.md
+	tests/simverbs/check/FIGURES.md \
+	tests/mpi/lib.sh \
+	tests/mpi/allreduce.py \
+	tests/mpi/hpccinf.txt
 EXTRA_DIST += $(TEST_HEADER_FILES) $(TEST_DATA_FILES)
+
+# The MPI program the tests in tests/mpi/ run (built with Open MPI's wrapper
+# flags; the tests skip when the component is not built).
+if WITH_MPI
+check_PROGRAMS += tests/mpi/mpi_check
+tests_mpi_mpi_check_SOURCES = tests/mpi/mpi_check.c
+tests_mpi_mpi_check_CPPFLAGS = $(OMPI_CFLAGS)
+tests_mpi_mpi_check_LDADD = $(OMPI_LIBS)
+endif
 # tests/layering.sh reads the layer table
 EXTRA_DIST += src/README.md
 

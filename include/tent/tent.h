@@ -201,6 +201,35 @@ TENT_API int tent_rail_stats(tent_engine_t *engine, tent_rail_stats_t *out, int 
  * terminating NUL; returns the length of the whole text (>= size: it was
  * cut) or a status. buf may be NULL when size is 0. */
 TENT_API int tent_metrics_text(tent_engine_t *engine, char *buf, size_t size);
+/* Embedding: for programs that host tent and expose its knobs as their own
+ * parameters (the Open MPI component, mca_btl_tent(7)) ----------------------- */
+
+/* One row of the knob table (tent.conf(5)); the strings live as long as the
+ * library. */
+typedef struct tent_knob {
+    const char *key;           /* INI key, e.g. "failover_timeout_ms" */
+    const char *section;       /* INI section, e.g. "failover" */
+    const char *type;          /* "bool", "integer", "number", "size", "enum" or "string" */
+    const char *default_value; /* textual default */
+    const char *range;         /* accepted values, e.g. "1..3600000" or "error|warn|..." */
+    const char *help;          /* one line */
+    int mca;                   /* nonzero: the Open MPI component exposes it as btl_tent_<key> */
+} tent_knob_t;
+
+/* Number of knobs; tent_knob_get() fills row index (0 <= index < count). */
+TENT_API int tent_knob_count(void);
+TENT_API int tent_knob_get(int index, tent_knob_t *out);
+
+/* tent_engine_create() with n more values (keys[i] = values[i], keys are INI
+ * keys) applied after every other source: the highest precedence. Each is
+ * attributed to the source "<source_prefix><key>" (e.g. "btl_tent_") in
+ * error messages. On a bad value or unknown key it returns TENT_ERR_INVALID
+ * and, when error is not NULL, writes the message naming the source, the
+ * knob and the accepted range into error (error_length bytes, terminated)
+ * instead of logging it. */
+TENT_API int tent_engine_create_with_overrides(const char *config_path, const char *const *keys,
+                                               const char *const *values, size_t n, const char *source_prefix,
+                                               tent_engine_t **engine, char *error, size_t error_length);
 
 TENT_API const char *tent_strerror(int status);
 

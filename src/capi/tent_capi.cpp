@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "metrics/prometheus_text.h"
 #include "wire/memory_handle.h"
+#include "capi/create_engine.h"
 
 struct tent_peer {
     tent_engine* engine = nullptr;
@@ -108,6 +109,38 @@ tent::PostOptions options(int priority, int hint, std::uint64_t cookie, bool& ok
 
 } // namespace
 
+namespace tent::capi {
+
+int create_engine(const LoadOptions& lo, tent_engine_t** out, std::string* error) {
+    return guarded([&]() -> int {
+        tent::LoadResult loaded = tent::load_config(lo);
+        if (!loaded.ok()) {
+            if (error) *error = loaded.error_text();
+            else TENT_ERROR("config-invalid", "%s", loaded.error_text().c_str());
+            return TENT_ERR_INVALID;
+        }
+        (void)tent::configure_logging(loaded.config);
+        auto providers = tent::make_default_providers(loaded.config);
+        if (!providers) {
+            if (error) *error = providers.status().to_string();
+            TENT_ERROR("engine-create-failed", "%s", providers.status().to_string().c_str());
+            return status_of(providers.status());
+        }
+        auto engine = tent::Engine::create(loaded.config, std::move(*providers));
+        if (!engine) {
+            if (error) *error = engine.status().to_string();
+            TENT_ERROR("engine-create-failed", "%s", engine.status().to_string().c_str());
+            return status_of(engine.status());
+        }
+        auto handle = std::make_unique<tent_engine>();
+        handle->engine = std::move(*engine);
+        *out = handle.release();
+        return TENT_OK;
+    });
+}
+
+} // namespace tent::capi
+
 extern "C" {
 
 int tent_engine_create(const char* config_path, tent_engine_t** out) {
@@ -116,26 +149,7 @@ int tent_engine_create(const char* config_path, tent_engine_t** out) {
         *out = nullptr;
         tent::LoadOptions lo;
         if (config_path) lo.files.push_back(config_path);
-        tent::LoadResult loaded = tent::load_config(lo);
-        if (!loaded.ok()) {
-            TENT_ERROR("config-invalid", "%s", loaded.error_text().c_str());
-            return TENT_ERR_INVALID;
-        }
-        (void)tent::configure_logging(loaded.config);
-        auto providers = tent::make_default_providers(loaded.config);
-        if (!providers) {
-            TENT_ERROR("engine-create-failed", "%s", providers.status().to_string().c_str());
-            return status_of(providers.status());
-        }
-        auto engine = tent::Engine::create(loaded.config, std::move(*providers));
-        if (!engine) {
-            TENT_ERROR("engine-create-failed", "%s", engine.status().to_string().c_str());
-            return status_of(engine.status());
-        }
-        auto handle = std::make_unique<tent_engine>();
-        handle->engine = std::move(*engine);
-        *out = handle.release();
-        return TENT_OK;
+        return tent::capi::create_engine(lo, out, nullptr);
     });
 }
 

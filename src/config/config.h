@@ -3,7 +3,7 @@
 //
 // Precedence, lowest first: built-in default < /etc/tent.conf <
 // $TENT_CONFIG (else ~/.config/tent.conf) < TENT_* environment
-// (< MCA parameter, applied by the BTL through Config::set).
+// < LoadOptions::overrides (the BTL's btl_tent_* MCA parameters).
 #pragma once
 
 #include <cstdint>
@@ -68,6 +68,14 @@ private:
     std::vector<PolicyRule> policies_;
 };
 
+// A value set by the embedding program (the BTL's MCA parameters), applied
+// after the environment: the highest precedence.
+struct KnobOverride {
+    std::string key;    // INI key of the knob
+    std::string value;  // text, parsed like any other source's
+    Source source;      // e.g. {Kind::Mca, name "btl_tent_<key>"}
+};
+
 struct LoadOptions {
     // Standard files, lowest precedence first: the system files (see
     // standard_system_files()), then $TENT_CONFIG if set and non-empty (it
@@ -82,6 +90,9 @@ struct LoadOptions {
     // NULL-terminated "NAME=value" array for TENT_*, TENT_CONFIG and HOME;
     // nullptr = the process environment.
     char** environment = nullptr;
+    // Applied last, in order; an unknown key or bad value is an error
+    // naming the override's source.
+    std::vector<KnobOverride> overrides;
 };
 
 struct LoadResult {

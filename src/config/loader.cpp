@@ -1,5 +1,6 @@
 // load_config: defaults < system files < $TENT_CONFIG or ~/.config/tent.conf
-// < explicit files < TENT_* environment, then the checks between knobs.
+// < explicit files < TENT_* environment < overrides (MCA), then the checks
+// between knobs.
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include "config/diagnostics.h"
 #include "config/environment.h"
 #include "config/ini_file.h"
+#include "config/overrides.h"
 
 extern char** environ;
 
@@ -49,6 +51,7 @@ LoadResult load_all(const LoadOptions& options) {
     }
     for (const auto& path : options.files) load_file(path, IfMissing::Error, result);
     if (options.use_environment) apply_environment(env, result.config, result.diagnostics);
+    apply_overrides(options.overrides, result.config, result.diagnostics);
     check_cross_knob(result.config, result.diagnostics);
     return result;
 }

@@ -8,6 +8,7 @@ libtentcore_la_SOURCES += \
 	src/config/policy_rules.h src/config/policy_rules.cpp \
 	src/config/config_file.h src/config/config_file.cpp \
 	src/config/environment.h src/config/environment.cpp \
+	src/config/overrides.h src/config/overrides.cpp \
 	src/config/cross_checks.h src/config/cross_checks.cpp \
 	src/config/log_setup.h src/config/log_setup.cpp \
 	src/config/loader.cpp
