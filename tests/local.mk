@@ -398,3 +398,8 @@ tests_unit_engine_test_engine_drive_SOURCES = tests/unit/engine/test_engine_driv
 tests_unit_engine_test_engine_drive_CPPFLAGS = $(TEST_CFLAGS)
 tests_unit_engine_test_engine_drive_LDADD = $(TEST_LIBS)
 endif
+
+# interpose tests
+INTERPOSE_CHECKS = tests/interpose/tent_run_library.sh
+TESTS += $(INTERPOSE_CHECKS)
+dist_check_SCRIPTS += $(INTERPOSE_CHECKS)
