@@ -1,0 +1,52 @@
+#include "real_verbs.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cerrno>
+
+#include "activation.h"
+
+namespace tent::interpose::real {
+
+namespace {
+
+// The real verb NAME, found once after libtent in the lookup order.
+template <typename R, typename... A>
+using Fn = R (*)(A...);
+
+// Calls the real verb with the re-entry guard held (libibverbs calls some
+// exported verbs itself); fails with ENOSYS if it does not exist, rather
+// than crash the program.
+template <typename R, typename... A>
+R call(std::atomic<Fn<R, A...>>& slot, const char* name, R failed, A... args) {
+    Fn<R, A...> fn = slot.load(std::memory_order_acquire);
+    if (!fn) {
+        fn = reinterpret_cast<Fn<R, A...>>(dlsym(RTLD_NEXT, name));
+        if (!fn) {
+            errno = ENOSYS;
+            return failed;
+        }
+        slot.store(fn, std::memory_order_release);
+    }
+    TentScope scope;
+    return fn(args...);
+}
+
+std::atomic<Fn<ibv_context*, ibv_device*>> g_open_device{nullptr};
+std::atomic<Fn<int, ibv_context*>> g_close_device{nullptr};
+std::atomic<Fn<ibv_qp*, ibv_pd*, ibv_qp_init_attr*>> g_create_qp{nullptr};
+std::atomic<Fn<int, ibv_qp*>> g_destroy_qp{nullptr};
+
+} // namespace
+
+ibv_context* open_device(ibv_device* device) {
+    return call(g_open_device, "ibv_open_device", static_cast<ibv_context*>(nullptr), device);
+}
+int close_device(ibv_context* context) { return call(g_close_device, "ibv_close_device", ENOSYS, context); }
+ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
+    return call(g_create_qp, "ibv_create_qp", static_cast<ibv_qp*>(nullptr), pd, attr);
+}
+int destroy_qp(ibv_qp* qp) { return call(g_destroy_qp, "ibv_destroy_qp", ENOSYS, qp); }
+
+} // namespace tent::interpose::real
