@@ -3,12 +3,14 @@
 #include <cerrno>
 
 #include "context_table.h"
+#include "runtime.h"
 
 namespace tent::interpose {
 
-// Today every object is the provider's: each op goes to the provider that
-// filled the context.
+// A QP the interposer tracks goes to its shadow; everything else, and
+// completions tent did not produce, to the provider that filled the context.
 int dispatch_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+    if (auto q = find_qp(qp)) return shadow_post_send(*q, wr, bad_wr);
     const ProviderOps* ops = provider_ops(qp->context);
     if (!ops) {
         if (bad_wr) *bad_wr = wr;
@@ -18,6 +20,7 @@ int dispatch_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 }
 
 int dispatch_post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+    if (auto q = find_qp(qp)) return shadow_post_recv(*q, wr, bad_wr);
     const ProviderOps* ops = provider_ops(qp->context);
     if (!ops) {
         if (bad_wr) *bad_wr = wr;
@@ -27,8 +30,12 @@ int dispatch_post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 }
 
 int dispatch_poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
+    int n = num_entries > 0 && wc ? take_completions(cq, num_entries, wc) : 0;
+    if (n == num_entries) return n;
     const ProviderOps* ops = provider_ops(cq->context);
-    return ops ? ops->poll_cq(cq, num_entries, wc) : -EINVAL;
+    if (!ops) return n ? n : -EINVAL;
+    int more = ops->poll_cq(cq, num_entries - n, wc + n);
+    return more < 0 ? (n ? n : more) : n + more;
 }
 
 int dispatch_req_notify_cq(ibv_cq* cq, int solicited_only) {

@@ -5,4 +5,7 @@ libtent_la_SOURCES += interpose/activation.h interpose/activation.cpp \
 	interpose/real_verbs.h interpose/real_verbs.cpp \
 	interpose/context_table.h interpose/context_table.cpp \
 	interpose/dispatch.h interpose/dispatch.cpp \
-	interpose/settings.h interpose/settings.cpp interpose/device.cpp
+	interpose/settings.h interpose/settings.cpp interpose/device.cpp \
+	interpose/shadow_qp.h interpose/runtime.h interpose/runtime.cpp \
+	interpose/discovery.h interpose/discovery.cpp interpose/qp.cpp \
+	interpose/send_pool.h interpose/send_pool.cpp

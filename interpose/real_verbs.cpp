@@ -36,6 +36,7 @@ R call(std::atomic<Fn<R, A...>>& slot, const char* name, R failed, A... args) {
 std::atomic<Fn<ibv_context*, ibv_device*>> g_open_device{nullptr};
 std::atomic<Fn<int, ibv_context*>> g_close_device{nullptr};
 std::atomic<Fn<ibv_qp*, ibv_pd*, ibv_qp_init_attr*>> g_create_qp{nullptr};
+std::atomic<Fn<int, ibv_qp*, ibv_qp_attr*, int>> g_modify_qp{nullptr};
 std::atomic<Fn<int, ibv_qp*>> g_destroy_qp{nullptr};
 
 } // namespace
@@ -46,6 +47,9 @@ ibv_context* open_device(ibv_device* device) {
 int close_device(ibv_context* context) { return call(g_close_device, "ibv_close_device", ENOSYS, context); }
 ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     return call(g_create_qp, "ibv_create_qp", static_cast<ibv_qp*>(nullptr), pd, attr);
+}
+int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
+    return call(g_modify_qp, "ibv_modify_qp", ENOSYS, qp, attr, attr_mask);
 }
 int destroy_qp(ibv_qp* qp) { return call(g_destroy_qp, "ibv_destroy_qp", ENOSYS, qp); }
 

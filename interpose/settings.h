@@ -9,4 +9,7 @@ namespace tent::interpose {
 // configuration is logged once and the defaults stay in force.
 void ensure_configured();
 
+// interpose_discovery_ms (tent.conf(5)).
+int discovery_timeout_ms();
+
 } // namespace tent::interpose

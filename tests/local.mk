@@ -400,7 +400,8 @@ tests_unit_engine_test_engine_drive_LDADD = $(TEST_LIBS)
 endif
 
 # interpose tests
-INTERPOSE_CHECKS = tests/interpose/tent_run_library.sh tests/interpose/passthrough.sh
+INTERPOSE_CHECKS = tests/interpose/tent_run_library.sh tests/interpose/passthrough.sh \
+	tests/interpose/rc_pingpong.sh
 TESTS += $(INTERPOSE_CHECKS)
 dist_check_SCRIPTS += $(INTERPOSE_CHECKS)
 dist_check_DATA += tests/interpose/lib.sh

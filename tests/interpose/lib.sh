@@ -13,3 +13,30 @@ cat >"$SV_RUN" <<SCRIPT
 exec "$SV_PLAIN_RUN" -- "$TENT_RUN" "\$@"
 SCRIPT
 chmod +x "$SV_RUN"
+
+# run_mixed NAME SECONDS PROG ARGS...: like run_pair, with the server under
+# tent-run and the client without tent.
+run_mixed() {
+    local name=$1 secs=$2 prog=$3
+    shift 3
+    local port spid cpid src=0 crc=0
+    port=$(free_port)
+    start_bg "$name-server" "$secs" "$SV_RUN" -- "$prog" -p "$port" "$@"
+    spid=$sv_last
+    wait_listen "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen on port $port"; }
+    start_bg "$name-client" "$secs" "$SV_PLAIN_RUN" -- "$prog" -p "$port" "$@" 127.0.0.1
+    cpid=$sv_last
+    wait "$cpid" || crc=$?
+    wait "$spid" || src=$?
+    if [ "$src" -ne 0 ] || [ "$crc" -ne 0 ]; then
+        show_log "$name-server"
+        show_log "$name-client"
+        fail "$name: server exit $src, client exit $crc (124 = timed out)"
+    fi
+}
+
+# rail_ops LOG DEV: operations the interposer's engine carried over DEV's
+# rails, from its exit report (log_level info).
+rail_ops() {
+    awk -v dev="$2" '/interpose-rail: interposer: rail / && $8 ~ "^" dev ":" { n += $10 } END { print n + 0 }' "$1"
+}
