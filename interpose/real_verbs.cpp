@@ -38,6 +38,10 @@ std::atomic<Fn<int, ibv_context*>> g_close_device{nullptr};
 std::atomic<Fn<ibv_qp*, ibv_pd*, ibv_qp_init_attr*>> g_create_qp{nullptr};
 std::atomic<Fn<int, ibv_qp*, ibv_qp_attr*, int>> g_modify_qp{nullptr};
 std::atomic<Fn<int, ibv_qp*>> g_destroy_qp{nullptr};
+std::atomic<Fn<ibv_mr*, ibv_pd*, void*, size_t, int>> g_reg_mr{nullptr};
+std::atomic<Fn<ibv_mr*, ibv_pd*, void*, size_t, uint64_t, int>> g_reg_mr_iova{nullptr};
+std::atomic<Fn<ibv_mr*, ibv_pd*, void*, size_t, uint64_t, unsigned int>> g_reg_mr_iova2{nullptr};
+std::atomic<Fn<int, ibv_mr*>> g_dereg_mr{nullptr};
 
 } // namespace
 
@@ -52,5 +56,15 @@ int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     return call(g_modify_qp, "ibv_modify_qp", ENOSYS, qp, attr, attr_mask);
 }
 int destroy_qp(ibv_qp* qp) { return call(g_destroy_qp, "ibv_destroy_qp", ENOSYS, qp); }
+ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, int access) {
+    return call(g_reg_mr, "ibv_reg_mr", static_cast<ibv_mr*>(nullptr), pd, addr, length, access);
+}
+ibv_mr* reg_mr_iova(ibv_pd* pd, void* addr, size_t length, uint64_t iova, int access) {
+    return call(g_reg_mr_iova, "ibv_reg_mr_iova", static_cast<ibv_mr*>(nullptr), pd, addr, length, iova, access);
+}
+ibv_mr* reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned int access) {
+    return call(g_reg_mr_iova2, "ibv_reg_mr_iova2", static_cast<ibv_mr*>(nullptr), pd, addr, length, iova, access);
+}
+int dereg_mr(ibv_mr* mr) { return call(g_dereg_mr, "ibv_dereg_mr", ENOSYS, mr); }
 
 } // namespace tent::interpose::real

@@ -4,6 +4,10 @@
 
 #include <infiniband/verbs.h>
 
+// verbs.h makes ibv_reg_mr a macro; the real function is meant here.
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+
 namespace tent::interpose::real {
 
 ibv_context* open_device(ibv_device* device);
@@ -11,5 +15,9 @@ int close_device(ibv_context* context);
 ibv_qp* create_qp(ibv_pd* pd, ibv_qp_init_attr* attr);
 int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask);
 int destroy_qp(ibv_qp* qp);
+ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, int access);
+ibv_mr* reg_mr_iova(ibv_pd* pd, void* addr, size_t length, uint64_t iova, int access);
+ibv_mr* reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned int access);
+int dereg_mr(ibv_mr* mr);
 
 } // namespace tent::interpose::real

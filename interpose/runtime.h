@@ -15,6 +15,8 @@ namespace tent::interpose {
 
 // Records an RC QP the application created on an adopted context.
 void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr);
+// Notes a region the application registered (with iova and access).
+void mr_registered(ibv_mr* mr, std::uint64_t iova, int access);
 // Forgets QP before it is destroyed.
 void forget_qp(ibv_qp* qp);
 // The shadow of QP, or nullptr when the interposer does not track it.
@@ -23,7 +25,7 @@ std::shared_ptr<ShadowQp> find_qp(const ibv_qp* qp);
 void qp_modified(ibv_qp* qp, const ibv_qp_attr& attr, int attr_mask);
 
 // Hot path (from the dispatch ops); return what the provider's op would.
-int shadow_post_send(ShadowQp& q, ibv_send_wr* wr, ibv_send_wr** bad_wr);
+int shadow_post_send(const std::shared_ptr<ShadowQp>& q, ibv_send_wr* wr, ibv_send_wr** bad_wr);
 int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 // Moves up to max completions tent produced for CQ into wc; returns how many.
 int take_completions(const ibv_cq* cq, int max, ibv_wc* wc);

@@ -401,7 +401,11 @@ endif
 
 # interpose tests
 INTERPOSE_CHECKS = tests/interpose/tent_run_library.sh tests/interpose/passthrough.sh \
-	tests/interpose/rc_pingpong.sh
+	tests/interpose/rc_pingpong.sh tests/interpose/verbs.sh
 TESTS += $(INTERPOSE_CHECKS)
 dist_check_SCRIPTS += $(INTERPOSE_CHECKS)
 dist_check_DATA += tests/interpose/lib.sh
+check_PROGRAMS += tests/interpose/verbs_check
+tests_interpose_verbs_check_SOURCES = tests/interpose/verbs_check.c
+tests_interpose_verbs_check_CFLAGS = $(AM_CFLAGS) $(IBVERBS_CFLAGS)
+tests_interpose_verbs_check_LDADD = $(IBVERBS_LIBS)
