@@ -2,6 +2,7 @@
 
 #include <cerrno>
 
+#include "channel.h"
 #include "context_table.h"
 #include "runtime.h"
 
@@ -39,6 +40,7 @@ int dispatch_poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
 }
 
 int dispatch_req_notify_cq(ibv_cq* cq, int solicited_only) {
+    cq_armed(cq);  // tent's next completion on CQ signals its channel
     const ProviderOps* ops = provider_ops(cq->context);
     return ops ? ops->req_notify_cq(cq, solicited_only) : EINVAL;
 }

@@ -1,9 +1,8 @@
 // Queue-pair verbs: an RC QP the application creates on an adopted context
 // becomes a candidate for tent (the real QP is created all the same and
 // stays what the program sees); ibv_modify_qp to RTR starts looking for the
-// peer, without waiting for it. Every other QP (UD, XRC, raw, on an SRQ, or
-// whose completion queues have a completion channel, which tent does not
-// signal yet) passes through untouched.
+// peer, without waiting for it. Every other QP (UD, XRC, raw, on an SRQ)
+// passes through untouched.
 #include <infiniband/verbs.h>
 
 #include "activation.h"
@@ -19,8 +18,6 @@ namespace {
 // Why an RC QP is not carried, or nullptr if it may be.
 const char* not_carried(const ibv_qp_init_attr& attr) {
     if (attr.srq) return "it receives from a shared receive queue";
-    if ((attr.send_cq && attr.send_cq->channel) || (attr.recv_cq && attr.recv_cq->channel))
-        return "its completion queue has a completion channel";
     return nullptr;
 }
 

@@ -42,6 +42,10 @@ std::atomic<Fn<ibv_mr*, ibv_pd*, void*, size_t, int>> g_reg_mr{nullptr};
 std::atomic<Fn<ibv_mr*, ibv_pd*, void*, size_t, uint64_t, int>> g_reg_mr_iova{nullptr};
 std::atomic<Fn<ibv_mr*, ibv_pd*, void*, size_t, uint64_t, unsigned int>> g_reg_mr_iova2{nullptr};
 std::atomic<Fn<int, ibv_mr*>> g_dereg_mr{nullptr};
+std::atomic<Fn<ibv_comp_channel*, ibv_context*>> g_create_comp_channel{nullptr};
+std::atomic<Fn<int, ibv_comp_channel*>> g_destroy_comp_channel{nullptr};
+std::atomic<Fn<int, ibv_comp_channel*, ibv_cq**, void**>> g_get_cq_event{nullptr};
+std::atomic<Fn<void, ibv_cq*, unsigned int>> g_ack_cq_events{nullptr};
 
 } // namespace
 
@@ -66,5 +70,24 @@ ibv_mr* reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsig
     return call(g_reg_mr_iova2, "ibv_reg_mr_iova2", static_cast<ibv_mr*>(nullptr), pd, addr, length, iova, access);
 }
 int dereg_mr(ibv_mr* mr) { return call(g_dereg_mr, "ibv_dereg_mr", ENOSYS, mr); }
+ibv_comp_channel* create_comp_channel(ibv_context* context) {
+    return call(g_create_comp_channel, "ibv_create_comp_channel", static_cast<ibv_comp_channel*>(nullptr), context);
+}
+int destroy_comp_channel(ibv_comp_channel* channel) {
+    return call(g_destroy_comp_channel, "ibv_destroy_comp_channel", ENOSYS, channel);
+}
+int get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context) {
+    return call(g_get_cq_event, "ibv_get_cq_event", -1, channel, cq, cq_context);
+}
+void ack_cq_events(ibv_cq* cq, unsigned int nevents) {
+    Fn<void, ibv_cq*, unsigned int> fn = g_ack_cq_events.load(std::memory_order_acquire);
+    if (!fn) {
+        fn = reinterpret_cast<Fn<void, ibv_cq*, unsigned int>>(dlsym(RTLD_NEXT, "ibv_ack_cq_events"));
+        if (!fn) return;
+        g_ack_cq_events.store(fn, std::memory_order_release);
+    }
+    TentScope scope;
+    fn(cq, nevents);
+}
 
 } // namespace tent::interpose::real

@@ -19,5 +19,9 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, int access);
 ibv_mr* reg_mr_iova(ibv_pd* pd, void* addr, size_t length, uint64_t iova, int access);
 ibv_mr* reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned int access);
 int dereg_mr(ibv_mr* mr);
+ibv_comp_channel* create_comp_channel(ibv_context* context);
+int destroy_comp_channel(ibv_comp_channel* channel);
+int get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context);
+void ack_cq_events(ibv_cq* cq, unsigned int nevents);
 
 } // namespace tent::interpose::real

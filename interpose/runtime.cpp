@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "activation.h"
+#include "channel.h"
 #include "common/log.h"
 #include "context_table.h"
 #include "discovery.h"
@@ -58,7 +59,10 @@ std::thread* g_harvester = nullptr;
 // How long a write or read waits for the peer's announcement of its rkey.
 constexpr auto kKeyWait = std::chrono::seconds(2);
 
-void push_wc(State& s, const ibv_cq* cq, const ibv_wc& wc) { s.cqs[cq].push_back(wc); }
+void push_wc(State& s, ibv_cq* cq, const ibv_wc& wc) {
+    s.cqs[cq].push_back(wc);
+    cq_completed(cq);  // an armed CQ with a channel signals it
+}
 
 // Completes the QP's work requests from the front while they are done, in
 // posting order; unsignaled ones leave no completion.

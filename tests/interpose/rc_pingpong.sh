@@ -2,8 +2,8 @@
 # Unmodified ibv_rc_pingpong with both processes under tent-run on two
 # simulated HCAs each: the interposer finds the peer's tent from the queue
 # pair's RTR attributes and carries the sends over tent's rails; every
-# received byte is checked (-c), and both HCAs carry traffic (the engine's
-# per-rail report at exit). Against a peer without tent, the queue pair
+# received byte is checked (-c), in polling and completion-event (-e)
+# modes, and both HCAs carry traffic (the engine's per-rail report at exit). Against a peer without tent, the queue pair
 # falls back to the HCA after interpose_discovery_ms, with one notice.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 skip_unless_installed ibv_rc_pingpong
@@ -14,10 +14,13 @@ cases=(
     "b1 1 300"
     "b4k 4096 300"
     "b64k 65536 100"
+    "ev4k 4096 300 -e"
+    "ev64k 65536 100 -e"
 )
 for c in "${cases[@]}"; do
-    read -r name size iters <<<"$c"
-    run_pair "$name" 60 ibv_rc_pingpong -g 0 -c -s "$size" -n "$iters"
+    read -r name size iters opts <<<"$c"
+    # shellcheck disable=SC2086
+    run_pair "$name" 60 ibv_rc_pingpong -g 0 -c -s "$size" -n "$iters" $opts
     check_pingpong_report "$name" "$size" "$iters"
     for side in server client; do
         log=$SV_TMP/$name-$side.log
