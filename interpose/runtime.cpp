@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "context_table.h"
 #include "discovery.h"
+#include "real_verbs.h"
 #include "send_pool.h"
 #include "settings.h"
 
@@ -176,13 +177,48 @@ std::uint64_t new_cookie(State& s, const std::shared_ptr<ShadowQp>& q, std::uint
     return c;
 }
 
+// Flushes the posted receives of a failed QP, as an adapter does.
+void flush_receives(State& s, ShadowQp& q) {
+    while (!q.recvs.empty()) {
+        ibv_wc wc{};
+        wc.wr_id = q.recvs.front().wr_id;
+        wc.status = IBV_WC_WR_FLUSH_ERR;
+        wc.opcode = IBV_WC_RECV;
+        wc.qp_num = q.qp->qp_num;
+        push_wc(s, q.qp->recv_cq, wc);
+        q.recvs.pop_front();
+    }
+}
+
+// tent gave up on a work request: every path to the peer is gone (tent
+// fails a request only then). Like a real QP whose peer died: the oldest
+// outstanding work request completes with IBV_WC_RETRY_EXC_ERR, every other
+// one and every receive with IBV_WC_WR_FLUSH_ERR, and the QP (the real one
+// too, for ibv_query_qp) enters the error state.
+void fail_qp(State& s, ShadowQp& q) {
+    q.failed = true;
+    bool first = true;
+    for (SendSlot& slot : q.sq) {
+        slot.status = first ? IBV_WC_RETRY_EXC_ERR : IBV_WC_WR_FLUSH_ERR;
+        first = false;
+        slot.onesided_parts = 0;  // their late completions are ignored
+        slot.message_waiting = slot.message_inflight = false;
+    }
+    retire_sends(s, q);
+    flush_receives(s, q);
+    TENT_WARN("interpose-qp-error", "interposer: qp 0x%x: every path to the peer is gone: error state", q.qp->qp_num);
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_ERR;
+    real::modify_qp(q.qp, &attr, IBV_QP_STATE);
+}
+
 // Settles one tent operation of a slot (also when it could not be posted).
 void settle(State& s, ShadowQp& q, std::uint64_t seq, bool message, bool ok) {
-    if (seq < q.sq_base || seq - q.sq_base >= q.sq.size()) return;
+    if (q.failed || seq < q.sq_base || seq - q.sq_base >= q.sq.size()) return;
     SendSlot& slot = q.sq[seq - q.sq_base];
     if (message) slot.message_inflight = false;
     else --slot.onesided_parts;
-    if (!ok) slot.status = IBV_WC_RETRY_EXC_ERR;
+    if (!ok) return fail_qp(s, q);
     retire_sends(s, q);
 }
 
@@ -472,6 +508,17 @@ int post_locked(const std::shared_ptr<ShadowQp>& q, ibv_send_wr* wr, ibv_send_wr
         }
         return 0;
     }
+    if (q->failed) {
+        // Work posted to a QP in the error state completes flushed.
+        for (; wr; wr = wr->next) {
+            ibv_wc wc{};
+            wc.wr_id = wr->wr_id;
+            wc.status = IBV_WC_WR_FLUSH_ERR;
+            wc.qp_num = q->qp->qp_num;
+            push_wc(s, q->qp->send_cq, wc);
+        }
+        return 0;
+    }
     std::vector<TentCall> calls;
     int rc = 0;
     for (; wr; wr = wr->next) {
@@ -672,7 +719,8 @@ int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
         r.sge.assign(wr->sg_list, wr->sg_list + wr->num_sge);
         q.recvs.push_back(std::move(r));
     }
-    if (q.mode == QpMode::Tent) match_receives(s, q);
+    if (q.failed) flush_receives(s, q);
+    else if (q.mode == QpMode::Tent) match_receives(s, q);
     return 0;
 }
 

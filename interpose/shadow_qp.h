@@ -79,6 +79,7 @@ struct ShadowQp {
 
     // Everything below is guarded by the interposer's state mutex.
     QpMode mode = QpMode::Candidate;
+    bool failed = false;  // tent lost the peer: the QP is in the error state
     std::deque<HeldRecv> recvs;
     std::deque<Arrival> arrivals;
     std::vector<HeldSend> held_sends;

@@ -402,7 +402,7 @@ endif
 # interpose tests
 INTERPOSE_CHECKS = tests/interpose/tent_run_library.sh tests/interpose/passthrough.sh \
 	tests/interpose/rc_pingpong.sh tests/interpose/verbs.sh tests/interpose/perftest.sh \
-	tests/interpose/faults.sh
+	tests/interpose/faults.sh tests/interpose/peer_gone.sh
 TESTS += $(INTERPOSE_CHECKS)
 dist_check_SCRIPTS += $(INTERPOSE_CHECKS)
 dist_check_DATA += tests/interpose/lib.sh
