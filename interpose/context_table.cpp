@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dispatch.h"
+#include "qp_ex.h"
 
 namespace tent::interpose {
 
@@ -35,6 +36,10 @@ void adopt_context(ibv_context* context) {
     context->ops.post_recv = dispatch_post_recv;
     context->ops.poll_cq = dispatch_poll_cq;
     context->ops.req_notify_cq = dispatch_req_notify_cq;
+    CreateQpEx provider = adopt_create_qp_ex(context);
+    std::unique_lock lock(g_mutex);
+    for (auto& e : g_entries)
+        if (e.context == context) e.ops->create_qp_ex = provider;
 }
 
 void release_context(ibv_context* context) {
@@ -45,6 +50,7 @@ void release_context(ibv_context* context) {
         context->ops.post_recv = it->ops->post_recv;
         context->ops.poll_cq = it->ops->poll_cq;
         context->ops.req_notify_cq = it->ops->req_notify_cq;
+        release_create_qp_ex(context, it->ops->create_qp_ex);
         g_entries.erase(it);
         return;
     }

@@ -13,6 +13,7 @@ struct ProviderOps {
     int (*post_recv)(ibv_qp*, ibv_recv_wr*, ibv_recv_wr**) = nullptr;
     int (*poll_cq)(ibv_cq*, int, ibv_wc*) = nullptr;
     int (*req_notify_cq)(ibv_cq*, int) = nullptr;
+    ibv_qp* (*create_qp_ex)(ibv_context*, ibv_qp_init_attr_ex*) = nullptr;  // verbs_context's
 };
 
 // Takes over CONTEXT's hot-path ops (post_send, post_recv, poll_cq,

@@ -28,6 +28,12 @@ socklen_t abstract_address(const std::string& name, sockaddr_un* out) {
     return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
 }
 
+// Once both ends have met, the exchange (two tent connects) is bounded by
+// this instead of interpose_discovery_ms: giving up then on one side only
+// could leave the ends disagreeing. A side that gives up closes the socket,
+// so the other sees it and gives up too.
+constexpr auto kExchangeBound = std::chrono::seconds(15);
+
 int remaining_ms(Clock::time_point deadline) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     return left > 0 ? static_cast<int>(left) : 0;
@@ -63,52 +69,67 @@ tent_peer_t* connect_to(const std::string& m, std::uint32_t* peer_token) {
     return peer_for(m.substr(1 + sizeof *peer_token));
 }
 
-// The end with the smaller name connects; the other listens.
-void run(std::shared_ptr<ShadowQp> q, std::string self, std::string peer, int timeout_ms) {
-    TentScope scope;  // tent's own verbs calls pass through
-    sockaddr_un addr;
-    std::uint32_t peer_token = 0;
-    if (self == peer) return become_plain(q, "the queue pair is connected to itself");
+// The end with the smaller name: calls the other until interpose_discovery_ms.
+void call_peer(const std::shared_ptr<ShadowQp>& q, const std::string& peer, int timeout_ms) {
     // Starting the engine (once per process) is not the peer's time to answer.
     std::string mine = hello(q->token);
     if (mine.empty()) return become_plain(q, "tent's engine did not start");
     auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-    if (self < peer) {
-        socklen_t len = abstract_address(peer, &addr);
-        for (;;) {
-            UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-            if (fd.get() < 0) return become_plain(q, "no socket for the rendezvous");
-            if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) == 0) {
-                if (!send_all(fd.get(), mine)) return become_plain(q, "the peer closed the rendezvous");
-                tent_peer_t* p = connect_to(receive(fd.get(), deadline), &peer_token);
-                if (!p) {
-                    send_all(fd.get(), "N");
-                    return become_plain(q, "the peer's tent did not agree");
-                }
-                if (!send_all(fd.get(), "K")) return become_plain(q, "the peer closed the rendezvous");
-                return become_tent(q, p, peer_token);
+    sockaddr_un addr;
+    socklen_t len = abstract_address(peer, &addr);
+    std::uint32_t peer_token = 0;
+    for (;;) {
+        UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+        if (fd.get() < 0) return become_plain(q, "no socket for the rendezvous");
+        if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) == 0) {
+            auto bound = Clock::now() + kExchangeBound;
+            if (!send_all(fd.get(), mine)) return become_plain(q, "the peer closed the rendezvous");
+            tent_peer_t* p = connect_to(receive(fd.get(), bound), &peer_token);
+            if (!p) {
+                send_all(fd.get(), "N");
+                return become_plain(q, "the peer's tent did not agree");
             }
-            if (remaining_ms(deadline) == 0) return become_plain(q, "no tent peer answered");
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            if (!send_all(fd.get(), "K")) return become_plain(q, "the peer closed the rendezvous");
+            return become_tent(q, p, peer_token);
         }
+        if (remaining_ms(deadline) == 0) return become_plain(q, "no tent peer answered");
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
+}
+
+// The end with the larger name: listens (before starting the engine, so the
+// peer can call at once) until interpose_discovery_ms.
+void await_peer(const std::shared_ptr<ShadowQp>& q, const std::string& self, int timeout_ms) {
+    sockaddr_un addr;
     UniqueFd listener(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
     socklen_t len = abstract_address(self, &addr);
     if (listener.get() < 0 || bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
         listen(listener.get(), 4) != 0)
         return become_plain(q, "cannot listen for the rendezvous");
+    std::string mine = hello(q->token);
+    if (mine.empty()) return become_plain(q, "tent's engine did not start");
+    auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
     pollfd p{listener.get(), POLLIN, 0};
     if (poll(&p, 1, remaining_ms(deadline)) != 1) return become_plain(q, "no tent peer called");
     UniqueFd fd(accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (fd.get() < 0) return become_plain(q, "the rendezvous failed");
-    tent_peer_t* peer_handle = connect_to(receive(fd.get(), deadline), &peer_token);
+    auto bound = Clock::now() + kExchangeBound;
+    std::uint32_t peer_token = 0;
+    tent_peer_t* peer_handle = connect_to(receive(fd.get(), bound), &peer_token);
     if (!peer_handle) {
         send_all(fd.get(), "N");
         return become_plain(q, "the peer's tent did not agree");
     }
-    if (!send_all(fd.get(), mine) || receive(fd.get(), deadline) != "K")
+    if (!send_all(fd.get(), mine) || receive(fd.get(), bound) != "K")
         return become_plain(q, "the peer's tent did not agree");
     become_tent(q, peer_handle, peer_token);
+}
+
+void run(std::shared_ptr<ShadowQp> q, std::string self, std::string peer, int timeout_ms) {
+    TentScope scope;  // tent's own verbs calls pass through
+    if (self == peer) return become_plain(q, "the queue pair is connected to itself");
+    if (self < peer) call_peer(q, peer, timeout_ms);
+    else await_peer(q, self, timeout_ms);
 }
 
 } // namespace

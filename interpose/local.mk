@@ -7,7 +7,7 @@ libtent_la_SOURCES += interpose/activation.h interpose/activation.cpp \
 	interpose/dispatch.h interpose/dispatch.cpp \
 	interpose/settings.h interpose/settings.cpp interpose/device.cpp \
 	interpose/shadow_qp.h interpose/runtime.h interpose/runtime.cpp \
-	interpose/discovery.h interpose/discovery.cpp interpose/qp.cpp \
+	interpose/discovery.h interpose/discovery.cpp interpose/qp.cpp interpose/qp_ex.h interpose/qp_ex.cpp \
 	interpose/send_pool.h interpose/send_pool.cpp \
 	interpose/memory.h interpose/memory.cpp interpose/mr.cpp \
 	interpose/channel.h interpose/channel.cpp interpose/events.cpp

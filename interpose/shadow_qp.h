@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "memory.h"
+#include "qp_ex.h"
 #include "send_pool.h"
 #include "tent/tent.h"
 
@@ -76,6 +77,9 @@ struct ShadowQp {
     // Serialises posting to tent (held across the tent calls; never taken by
     // tent's threads), so the peer sees messages in posting order.
     std::mutex post_mutex;
+
+    // ibv_wr_* work requests being built (the program's posting thread only).
+    WrBuilder builder;
 
     // Everything below is guarded by the interposer's state mutex.
     QpMode mode = QpMode::Candidate;

@@ -38,5 +38,7 @@ run_mixed() {
 # rail_ops LOG DEV: operations the interposer's engine carried over DEV's
 # rails, from its exit report (log_level info).
 rail_ops() {
-    awk -v dev="$2" '/interpose-rail: interposer: rail / && $8 ~ "^" dev ":" { n += $10 } END { print n + 0 }' "$1"
+    # The report may share a line with the program's last output.
+    grep -o 'interpose-rail: interposer: rail [^ ]* [^ ]* [0-9]* ops' "$1" |
+        awk -v dev="$2" '$4 ~ "^" dev ":" { n += $6 } END { print n + 0 }'
 }
