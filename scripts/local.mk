@@ -1,5 +1,6 @@
 # scripts: tent-run and the helper scripts behind the README's two commands.
-EXTRA_DIST += scripts/install-deps scripts/build scripts/check scripts/demo scripts/bench-engine
+EXTRA_DIST += scripts/install-deps scripts/build scripts/check scripts/demo scripts/bench-engine \
+	scripts/bench-interpose
 
 bin_PROGRAMS += tent-run
 tent_run_SOURCES = scripts/tent-run/tent_run.cpp scripts/tent-run/commands.h \
