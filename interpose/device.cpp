@@ -4,6 +4,7 @@
 #include <infiniband/verbs.h>
 
 #include "activation.h"
+#include "async_events.h"
 #include "common/log.h"
 #include "context_table.h"
 #include "real_verbs.h"
@@ -17,12 +18,16 @@ extern "C" __attribute__((visibility("default"))) ibv_context* ibv_open_device(i
     if (context && act) {
         ensure_configured();
         adopt_context(context);
+        adopt_async_fd(context);
         TENT_DEBUG("interpose-adopt", "interposer adopted context of %s", ibv_get_device_name(device));
     }
     return context;
 }
 
 extern "C" __attribute__((visibility("default"))) int ibv_close_device(ibv_context* context) {
-    if (context) release_context(context);
+    if (context) {
+        release_async_fd(context);
+        release_context(context);
+    }
     return real::close_device(context);
 }

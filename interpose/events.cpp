@@ -1,7 +1,9 @@
-// Completion-channel verbs of adopted contexts (see channel.h).
+// Event verbs of adopted contexts: completion channels (channel.h) and
+// asynchronous events (async_events.h).
 #include <infiniband/verbs.h>
 
 #include "activation.h"
+#include "async_events.h"
 #include "channel.h"
 #include "context_table.h"
 #include "real_verbs.h"
@@ -29,4 +31,15 @@ extern "C" __attribute__((visibility("default"))) int ibv_get_cq_event(ibv_comp_
 extern "C" __attribute__((visibility("default"))) void ibv_ack_cq_events(ibv_cq* cq, unsigned int nevents) {
     if (cq) nevents = provider_acks(cq, nevents);
     if (nevents) real::ack_cq_events(cq, nevents);
+}
+
+extern "C" __attribute__((visibility("default"))) int ibv_get_async_event(ibv_context* context,
+                                                                          ibv_async_event* event) {
+    if (!context || !event) return real::get_async_event(context, event);
+    return async_event(context, event, real::get_async_event);
+}
+
+extern "C" __attribute__((visibility("default"))) void ibv_ack_async_event(ibv_async_event* event) {
+    if (event && own_event(event)) return;
+    real::ack_async_event(event);
 }

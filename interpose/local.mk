@@ -10,4 +10,5 @@ libtent_la_SOURCES += interpose/activation.h interpose/activation.cpp \
 	interpose/discovery.h interpose/discovery.cpp interpose/qp.cpp interpose/qp_ex.h interpose/qp_ex.cpp \
 	interpose/send_pool.h interpose/send_pool.cpp \
 	interpose/memory.h interpose/memory.cpp interpose/mr.cpp \
-	interpose/channel.h interpose/channel.cpp interpose/events.cpp
+	interpose/channel.h interpose/channel.cpp interpose/events.cpp \
+	interpose/async_events.h interpose/async_events.cpp

@@ -46,6 +46,8 @@ std::atomic<Fn<ibv_comp_channel*, ibv_context*>> g_create_comp_channel{nullptr};
 std::atomic<Fn<int, ibv_comp_channel*>> g_destroy_comp_channel{nullptr};
 std::atomic<Fn<int, ibv_comp_channel*, ibv_cq**, void**>> g_get_cq_event{nullptr};
 std::atomic<Fn<void, ibv_cq*, unsigned int>> g_ack_cq_events{nullptr};
+std::atomic<Fn<int, ibv_context*, ibv_async_event*>> g_get_async_event{nullptr};
+std::atomic<Fn<void, ibv_async_event*>> g_ack_async_event{nullptr};
 
 } // namespace
 
@@ -88,6 +90,20 @@ void ack_cq_events(ibv_cq* cq, unsigned int nevents) {
     }
     TentScope scope;
     fn(cq, nevents);
+}
+
+int get_async_event(ibv_context* context, ibv_async_event* event) {
+    return call(g_get_async_event, "ibv_get_async_event", -1, context, event);
+}
+void ack_async_event(ibv_async_event* event) {
+    Fn<void, ibv_async_event*> fn = g_ack_async_event.load(std::memory_order_acquire);
+    if (!fn) {
+        fn = reinterpret_cast<Fn<void, ibv_async_event*>>(dlsym(RTLD_NEXT, "ibv_ack_async_event"));
+        if (!fn) return;
+        g_ack_async_event.store(fn, std::memory_order_release);
+    }
+    TentScope scope;
+    fn(event);
 }
 
 } // namespace tent::interpose::real

@@ -23,5 +23,7 @@ ibv_comp_channel* create_comp_channel(ibv_context* context);
 int destroy_comp_channel(ibv_comp_channel* channel);
 int get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context);
 void ack_cq_events(ibv_cq* cq, unsigned int nevents);
+int get_async_event(ibv_context* context, ibv_async_event* event);
+void ack_async_event(ibv_async_event* event);
 
 } // namespace tent::interpose::real

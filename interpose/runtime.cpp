@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "activation.h"
+#include "async_events.h"
 #include "channel.h"
 #include "common/log.h"
 #include "context_table.h"
@@ -193,8 +194,8 @@ void flush_receives(State& s, ShadowQp& q) {
 // tent gave up on a work request: every path to the peer is gone (tent
 // fails a request only then). Like a real QP whose peer died: the oldest
 // outstanding work request completes with IBV_WC_RETRY_EXC_ERR, every other
-// one and every receive with IBV_WC_WR_FLUSH_ERR, and the QP (the real one
-// too, for ibv_query_qp) enters the error state.
+// one and every receive with IBV_WC_WR_FLUSH_ERR, the QP (the real one too,
+// for ibv_query_qp) enters the error state and IBV_EVENT_QP_FATAL is raised.
 void fail_qp(State& s, ShadowQp& q) {
     q.failed = true;
     bool first = true;
@@ -210,6 +211,7 @@ void fail_qp(State& s, ShadowQp& q) {
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_ERR;
     real::modify_qp(q.qp, &attr, IBV_QP_STATE);
+    raise_qp_fatal(q.qp);
 }
 
 // Settles one tent operation of a slot (also when it could not be posted).

@@ -5,7 +5,11 @@
 # (IBV_WC_RETRY_EXC_ERR; perftest reports it and exits 1) well within the
 # bound (the dead peer's closed connections are seen at once;
 # failover_timeout_ms, 2 s by default, at most; asserted under 10 s), and
-# the interposer logs the QP's error state. Nothing hangs.
+# the interposer logs the QP's error state. Nothing hangs. Then the project's
+# verbs program (verbs_check -k) checks the whole contract on its QP:
+# IBV_WC_RETRY_EXC_ERR, IBV_WC_WR_FLUSH_ERR for work posted afterwards, the
+# QP in the error state (ibv_query_qp) and IBV_EVENT_QP_FATAL on the
+# context's asynchronous event queue.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 skip_unless_installed ib_write_bw
 require_simverbs
@@ -37,4 +41,13 @@ grep -qi "completion with error" "$SV_TMP/client.log" ||
 grep -q "interpose-qp-error: interposer: qp 0x[0-9a-f]*: every path to the peer is gone: error state" \
     "$SV_TMP/client.log" || { show_log client; fail "no error state logged"; }
 [ "$elapsed" -lt 10000 ] || fail "the error took $elapsed ms"
-echo "PASS: peer killed: IBV_WC_RETRY_EXC_ERR after $elapsed ms, client exit $rc"
+echo "ok: ib_write_bw's peer killed: IBV_WC_RETRY_EXC_ERR after $elapsed ms, client exit $rc"
+
+prog=$TEST_BUILDDIR/tests/interpose/verbs_check
+[ -x "$prog" ] || fail "$prog not built"
+run_pair gone 60 "$prog" -k -g 0
+grep -q "verbs_check client: peer gone after [0-9]* writes: retry exceeded, flushed, error state, QP fatal" \
+    "$SV_TMP/gone-client.log" || { show_log gone-client; fail "verbs_check -k"; }
+grep -q "interpose-qp-error" "$SV_TMP/gone-client.log" || { show_log gone-client; fail "gone: the QP was not carried"; }
+grep "verbs_check client" "$SV_TMP/gone-client.log"
+echo "PASS: the peer-gone contract under tent-run"

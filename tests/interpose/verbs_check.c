@@ -4,10 +4,15 @@
  * data, RDMA writes (unsignaled, followed by a send that must see their
  * data), RDMA writes with immediate data and RDMA reads with several SGEs.
  * Run as "verbs_check -p PORT" (server) and "verbs_check -p PORT HOST"
- * (client), like ibv_rc_pingpong; exit 0 when everything checked out. */
+ * (client), like ibv_rc_pingpong; exit 0 when everything checked out.
+ * With -k on both sides, the server leaves once connected and the client
+ * checks what a real QP whose peer died gives: IBV_WC_RETRY_EXC_ERR, then
+ * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
+ * IBV_EVENT_QP_FATAL on the asynchronous event queue. */
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -257,15 +262,57 @@ static void server(void) {
     expect_wc(IBV_WC_SEND, 7, "reply");
 }
 
+/* -k: the peer is gone; see the top of the file. */
+static void peer_gone(void) {
+    struct ibv_sge first = {(uintptr_t)buf + SEND_AREA, 16, mr->lkey};
+    struct ibv_send_wr hello = {.wr_id = 98, .sg_list = &first, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                .send_flags = IBV_SEND_SIGNALED};
+    post_send(&hello);
+    expect_wc(IBV_WC_SEND, 98, "first message");
+    fill(buf + SOURCE_AREA, 4096, 7);
+    struct ibv_sge w = {(uintptr_t)buf + SOURCE_AREA, 4096, mr->lkey};
+    struct ibv_wc wc;
+    int i;
+    for (i = 0; i < 100000; ++i) {
+        struct ibv_send_wr write = {.wr_id = 100 + i, .sg_list = &w, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+                                    .send_flags = IBV_SEND_SIGNALED, .wr.rdma = {peer.addr + TARGET_AREA, peer.rkey}};
+        post_send(&write);
+        wc = next_wc();
+        if (wc.status != IBV_WC_SUCCESS) break;
+    }
+    if (wc.status != IBV_WC_RETRY_EXC_ERR) die("peer gone: status %s, not retry exceeded", ibv_wc_status_str(wc.status));
+    struct ibv_send_wr again = {.wr_id = 99, .sg_list = &w, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                .send_flags = IBV_SEND_SIGNALED};
+    struct ibv_send_wr *bad;
+    if (ibv_post_send(qp, &again, &bad) == 0) {
+        wc = next_wc();
+        while (wc.wr_id != 99) wc = next_wc();
+        if (wc.status != IBV_WC_WR_FLUSH_ERR) die("after the error: status %s, not flushed", ibv_wc_status_str(wc.status));
+    }
+    struct ibv_qp_attr attr;
+    struct ibv_qp_init_attr init;
+    if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) || attr.qp_state != IBV_QPS_ERR)
+        die("peer gone: QP state %d, not IBV_QPS_ERR", attr.qp_state);
+    struct pollfd p = {ctx->async_fd, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) die("peer gone: no asynchronous event within 10 s");
+    struct ibv_async_event ev;
+    if (ibv_get_async_event(ctx, &ev)) die("ibv_get_async_event");
+    if (ev.event_type != IBV_EVENT_QP_FATAL || ev.element.qp != qp)
+        die("peer gone: event %s, not IBV_EVENT_QP_FATAL of the QP", ibv_event_type_str(ev.event_type));
+    ibv_ack_async_event(&ev);
+    printf("verbs_check client: peer gone after %d writes: retry exceeded, flushed, error state, QP fatal\n", i);
+}
+
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
-    int gid_index = 0, opt;
-    while ((opt = getopt(argc, argv, "p:d:g:")) != -1) {
-        if (opt == 'p') port = optarg;
+    int gid_index = 0, opt, kill_mode = 0;
+    while ((opt = getopt(argc, argv, "p:d:g:k")) != -1) {
+        if (opt == 'k') kill_mode = 1;
+        else if (opt == 'p') port = optarg;
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-k] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -294,6 +341,27 @@ int main(int argc, char **argv) {
     int fd = connect_oob(host, port);
     bring_up(fd, gid_index);
     sync_oob(fd);
+    if (kill_mode && !host) {
+        /* One message first: the QP is up (over tent or not) on both sides.
+         * Then leave the client a moment to start writing, and go, with no
+         * goodbye. */
+        expect_recv(0, 16, "first message");
+        usleep(300000);
+        printf("verbs_check server: leaving\n");
+        fflush(stdout);
+        _exit(0);
+    }
+    if (kill_mode) {
+        peer_gone();
+        close(fd);
+        ibv_destroy_qp(qp);
+        ibv_destroy_cq(cq);
+        ibv_dereg_mr(mr);
+        ibv_dealloc_pd(pd);
+        ibv_close_device(ctx);
+        ibv_free_device_list(list);
+        return 0;
+    }
     if (host) client();
     else server();
     sync_oob(fd);
