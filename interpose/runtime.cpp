@@ -1,5 +1,7 @@
 #include "runtime.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -57,6 +59,7 @@ tent_engine_t* g_engine = nullptr;
 SendPool* g_pool = nullptr;  // with the engine, never freed
 std::atomic<bool> g_stop{false};
 std::thread* g_harvester = nullptr;
+pid_t g_engine_pid = 0;  // the process that started the engine
 
 // How long a write or read waits for the peer's announcement of its rkey.
 constexpr auto kKeyWait = std::chrono::seconds(2);
@@ -322,7 +325,9 @@ void harvest() {
 // At exit, before libtent's statics go: stop harvesting, then the engine
 // (its peers see it leave).
 void shut_down() {
-    if (!g_engine) return;
+    // A child of fork() has none of the engine's threads: the engine is the
+    // parent's to stop (joining or destroying it here would hang or crash).
+    if (!g_engine || getpid() != g_engine_pid) return;
     g_stop = true;
     if (g_harvester && g_harvester->joinable()) g_harvester->join();
     TentScope scope;
@@ -552,8 +557,11 @@ tent_engine_t* engine() {
         static SendPool pool(e);
         g_pool = &pool;
         g_engine = e;
-        static std::thread harvester(harvest);
-        g_harvester = &harvester;
+        // Never destroyed: a static std::thread still joinable at exit
+        // would terminate a forked child, which has no such thread to
+        // join; the parent joins it in shut_down().
+        g_harvester = new std::thread(harvest);
+        g_engine_pid = getpid();
         std::atexit(shut_down);
     });
     return g_engine;

@@ -2,7 +2,8 @@
 # The project's verbs program (tests/interpose/verbs_check.c: sends with
 # several SGEs, inline sends with immediate data, unsignaled RDMA writes
 # followed by a send that must see them, writes with immediate data, reads
-# into several SGEs; every byte and completion field checked) under
+# into several SGEs; every byte and completion field checked; then a fork()
+# whose child exits at once, which must exit cleanly) under
 # tent-run on both sides, carried over both simulated HCAs; and with a
 # peer without tent, through the plain queue pair.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"

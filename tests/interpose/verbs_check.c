@@ -5,6 +5,8 @@
  * data), RDMA writes with immediate data and RDMA reads with several SGEs.
  * Run as "verbs_check -p PORT" (server) and "verbs_check -p PORT HOST"
  * (client), like ibv_rc_pingpong; exit 0 when everything checked out.
+ * The client then forks a child that exits at once (through exit(), so
+ * atexit handlers run): it must not hang or crash in the child.
  * With -k on both sides, the server leaves once connected and the client
  * checks what a real QP whose peer died gives: IBV_WC_RETRY_EXC_ERR, then
  * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -362,8 +365,20 @@ int main(int argc, char **argv) {
         ibv_free_device_list(list);
         return 0;
     }
-    if (host) client();
-    else server();
+    if (host) {
+        client();
+        /* fork() in a program using verbs, the child not touching them. */
+        pid_t child = fork();
+        if (child < 0) die("fork");
+        if (child == 0) exit(0);
+        alarm(10);
+        int status = 0;
+        if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            die("the forked child did not exit cleanly (status 0x%x)", status);
+        alarm(0);
+    } else {
+        server();
+    }
     sync_oob(fd);
     close(fd);
     ibv_destroy_qp(qp);
