@@ -1,1 +1,14 @@
-# interpose: build rules for this folder (filled in as the layer grows).
+# interpose: the LD_PRELOAD verbs interposer, part of libtent.so (it acts
+# only when libtent is preloaded; see interpose/activation.h), laid out like
+# an rdma-core provider: one file per verb family.
+libtent_la_SOURCES += interpose/activation.h interpose/activation.cpp \
+	interpose/real_verbs.h interpose/real_verbs.cpp \
+	interpose/context_table.h interpose/context_table.cpp \
+	interpose/dispatch.h interpose/dispatch.cpp \
+	interpose/settings.h interpose/settings.cpp interpose/device.cpp \
+	interpose/shadow_qp.h interpose/runtime.h interpose/runtime.cpp \
+	interpose/discovery.h interpose/discovery.cpp interpose/qp.cpp interpose/qp_ex.h interpose/qp_ex.cpp \
+	interpose/send_pool.h interpose/send_pool.cpp \
+	interpose/memory.h interpose/memory.cpp interpose/mr.cpp \
+	interpose/channel.h interpose/channel.cpp interpose/events.cpp \
+	interpose/async_events.h interpose/async_events.cpp

@@ -1,12 +1,13 @@
 # scripts: tent-run and the helper scripts behind the README's two commands.
 EXTRA_DIST += scripts/install-deps scripts/build scripts/check scripts/demo scripts/bench-engine scripts/bench-qos-slots \
-	scripts/bench-mpi
+	scripts/bench-mpi scripts/bench-interpose
 
 bin_PROGRAMS += tent-run
 tent_run_SOURCES = scripts/tent-run/tent_run.cpp scripts/tent-run/commands.h \
 	scripts/tent-run/show_config.cpp scripts/tent-run/show_topology.cpp \
-	scripts/tent-run/run_command.cpp
-tent_run_CPPFLAGS = $(TENT_CPPFLAGS) -I$(top_srcdir)/scripts $(DEP_CFLAGS)
+	scripts/tent-run/run_command.cpp scripts/tent-run/library_path.cpp
+tent_run_CPPFLAGS = $(TENT_CPPFLAGS) -I$(top_srcdir)/scripts $(DEP_CFLAGS) \
+	-DTENT_BINDIR='"$(bindir)"' -DTENT_LIBDIR='"$(libdir)"'
 tent_run_LDADD = libtentcore.la $(DEP_LIBS)
 
 # tent-bench: write/read/send between two processes through the C API

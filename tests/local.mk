@@ -197,7 +197,14 @@ SCRIPT_TESTS = \
 	tests/mpi/netpipe.sh \
 	tests/mpi/hpcc.sh \
 	tests/mpi/mpi4py.sh \
-	tests/mpi/netns-link.sh
+	tests/mpi/netns-link.sh \
+	tests/interpose/tent_run_library.sh \
+	tests/interpose/passthrough.sh \
+	tests/interpose/rc_pingpong.sh \
+	tests/interpose/verbs.sh \
+	tests/interpose/perftest.sh \
+	tests/interpose/faults.sh \
+	tests/interpose/peer_gone.sh
 # --disable-tests builds none of the programs these drive.
 if ENABLE_TESTS
 TESTS += $(SCRIPT_TESTS)
@@ -229,8 +236,17 @@ TEST_DATA_FILES = \
 	tests/simverbs/check/FIGURES.md \
 	tests/mpi/lib.sh \
 	tests/mpi/allreduce.py \
-	tests/mpi/hpccinf.txt
+	tests/mpi/hpccinf.txt \
+	tests/interpose/lib.sh
 EXTRA_DIST += $(TEST_HEADER_FILES) $(TEST_DATA_FILES)
+
+# The project's verbs program the interposer tests run (plain libibverbs).
+if ENABLE_TESTS
+check_PROGRAMS += tests/interpose/verbs_check
+tests_interpose_verbs_check_SOURCES = tests/interpose/verbs_check.c
+tests_interpose_verbs_check_CPPFLAGS = $(IBVERBS_CFLAGS)
+tests_interpose_verbs_check_LDADD = $(IBVERBS_LIBS)
+endif
 
 # The MPI program the tests in tests/mpi/ run (built with Open MPI's wrapper
 # flags; the tests skip when the component is not built).

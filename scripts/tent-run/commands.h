@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdio>
+#include <string>
 
 namespace tent::tools {
 
@@ -10,7 +11,11 @@ namespace tent::tools {
 int show_config(FILE* out, FILE* err);
 // Prints RDMA devices with NUMA nodes and the calling thread's NUMA node.
 int show_topology(FILE* out, FILE* err);
-// Validates the configuration, then execs argv with libtent.so preloaded.
+// The libtent tent-run preloads: $TENT_LIBRARY, else the build tree's
+// library when tent-run runs from one, else the one installed with it.
+std::string library_to_preload();
+// Validates the configuration, then execs argv with libtent preloaded
+// (127 if that library or the command is missing).
 int run_command(int argc, char** argv, FILE* err);
 
 } // namespace tent::tools

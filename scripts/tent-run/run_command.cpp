@@ -20,8 +20,13 @@ int run_command(int argc, char** argv, FILE* err) {
                      d.severity == Diagnostic::Severity::Error ? "error" : "warning", d.message.c_str());
     if (!loaded.ok()) return 1;
 
-    std::string lib = std::string(TENT_PKGLIBDIR) + "/libtent.so";
-    if (const char* override_lib = std::getenv("TENT_LIBRARY")) lib = override_lib;
+    // A library ld.so cannot find is only a warning of ld.so's, and the
+    // command would run without tent: refuse instead.
+    std::string lib = library_to_preload();
+    if (lib.find('/') != std::string::npos && access(lib.c_str(), R_OK) != 0) {
+        std::fprintf(err, "tent-run: tent library not found: %s: %s\n", lib.c_str(), std::strerror(errno));
+        return 127;
+    }
     std::string preload = lib;
     if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
     setenv("LD_PRELOAD", preload.c_str(), 1);

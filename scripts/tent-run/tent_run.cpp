@@ -19,8 +19,12 @@ void usage(FILE* out) {
                  "       tent-run --show-config\n"
                  "       tent-run --show-topology\n"
                  "\n"
-                 "Runs COMMAND with libtent.so preloaded, so that an unmodified verbs\n"
-                 "program stripes its traffic over every HCA and survives rail failures.\n"
+                 "Runs COMMAND with the tent library (libtent.so.0) preloaded: the build\n"
+                 "tree's when tent-run runs from a build tree, else the one installed with\n"
+                 "it. The sends, RDMA writes and reads of COMMAND's reliable-connected queue\n"
+                 "pairs then travel over tent's rails when the peer runs under tent too;\n"
+                 "anything else passes through (what is carried today: tent(7), THE\n"
+                 "INTERPOSER).\n"
                  "\n"
                  "options:\n"
                  "  --show-config    print every knob, its effective value and its source\n"
@@ -31,10 +35,11 @@ void usage(FILE* out) {
                  "  -h, --help       print this help\n"
                  "  -V, --version    print the version\n"
                  "\n"
-                 "COMMAND is started only if the configuration is valid (exit 1 otherwise).\n"
+                 "COMMAND is started only if the configuration is valid (exit 1 otherwise)\n"
+                 "and the library exists (exit 127 otherwise).\n"
                  "Configuration, lowest precedence first: /etc/tent.conf, %s/tent.conf,\n"
                  "$TENT_CONFIG (else ~/.config/tent.conf), TENT_* environment variables.\n"
-                 "TENT_LIBRARY names the library to preload. See tent-run(1), tent.conf(5).\n",
+                 "TENT_LIBRARY names another library to preload. See tent-run(1), tent.conf(5).\n",
                  TENT_SYSCONFDIR);
 }
 

@@ -1,0 +1,66 @@
+#include "context_table.h"
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <vector>
+
+#include "dispatch.h"
+#include "qp_ex.h"
+
+namespace tent::interpose {
+
+namespace {
+
+struct Entry {
+    const ibv_context* context;
+    std::unique_ptr<ProviderOps> ops;  // stable address while the context is open
+};
+
+std::shared_mutex g_mutex;
+std::vector<Entry> g_entries;  // a program opens few contexts
+
+} // namespace
+
+void adopt_context(ibv_context* context) {
+    auto ops = std::make_unique<ProviderOps>();
+    ops->post_send = context->ops.post_send;
+    ops->post_recv = context->ops.post_recv;
+    ops->poll_cq = context->ops.poll_cq;
+    ops->req_notify_cq = context->ops.req_notify_cq;
+    {
+        std::unique_lock lock(g_mutex);
+        g_entries.push_back({context, std::move(ops)});
+    }
+    context->ops.post_send = dispatch_post_send;
+    context->ops.post_recv = dispatch_post_recv;
+    context->ops.poll_cq = dispatch_poll_cq;
+    context->ops.req_notify_cq = dispatch_req_notify_cq;
+    CreateQpEx provider = adopt_create_qp_ex(context);
+    std::unique_lock lock(g_mutex);
+    for (auto& e : g_entries)
+        if (e.context == context) e.ops->create_qp_ex = provider;
+}
+
+void release_context(ibv_context* context) {
+    std::unique_lock lock(g_mutex);
+    for (auto it = g_entries.begin(); it != g_entries.end(); ++it) {
+        if (it->context != context) continue;
+        context->ops.post_send = it->ops->post_send;
+        context->ops.post_recv = it->ops->post_recv;
+        context->ops.poll_cq = it->ops->poll_cq;
+        context->ops.req_notify_cq = it->ops->req_notify_cq;
+        release_create_qp_ex(context, it->ops->create_qp_ex);
+        g_entries.erase(it);
+        return;
+    }
+}
+
+const ProviderOps* provider_ops(const ibv_context* context) {
+    std::shared_lock lock(g_mutex);
+    for (const auto& e : g_entries)
+        if (e.context == context) return e.ops.get();
+    return nullptr;
+}
+
+} // namespace tent::interpose

@@ -1,0 +1,48 @@
+#include "dispatch.h"
+
+#include <cerrno>
+
+#include "channel.h"
+#include "context_table.h"
+#include "runtime.h"
+
+namespace tent::interpose {
+
+// A QP the interposer tracks goes to its shadow; everything else, and
+// completions tent did not produce, to the provider that filled the context.
+int dispatch_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+    if (auto q = find_qp(qp)) return shadow_post_send(q, wr, bad_wr);
+    const ProviderOps* ops = provider_ops(qp->context);
+    if (!ops) {
+        if (bad_wr) *bad_wr = wr;
+        return EINVAL;
+    }
+    return ops->post_send(qp, wr, bad_wr);
+}
+
+int dispatch_post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+    if (auto q = find_qp(qp)) return shadow_post_recv(*q, wr, bad_wr);
+    const ProviderOps* ops = provider_ops(qp->context);
+    if (!ops) {
+        if (bad_wr) *bad_wr = wr;
+        return EINVAL;
+    }
+    return ops->post_recv(qp, wr, bad_wr);
+}
+
+int dispatch_poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
+    int n = num_entries > 0 && wc ? take_completions(cq, num_entries, wc) : 0;
+    if (n == num_entries) return n;
+    const ProviderOps* ops = provider_ops(cq->context);
+    if (!ops) return n ? n : -EINVAL;
+    int more = ops->poll_cq(cq, num_entries - n, wc + n);
+    return more < 0 ? (n ? n : more) : n + more;
+}
+
+int dispatch_req_notify_cq(ibv_cq* cq, int solicited_only) {
+    cq_armed(cq);  // tent's next completion on CQ signals its channel
+    const ProviderOps* ops = provider_ops(cq->context);
+    return ops ? ops->req_notify_cq(cq, solicited_only) : EINVAL;
+}
+
+} // namespace tent::interpose

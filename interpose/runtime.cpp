@@ -1,0 +1,742 @@
+#include "runtime.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "activation.h"
+#include "async_events.h"
+#include "channel.h"
+#include "common/log.h"
+#include "context_table.h"
+#include "discovery.h"
+#include "real_verbs.h"
+#include "send_pool.h"
+#include "settings.h"
+
+namespace tent::interpose {
+
+namespace {
+
+// A tent operation posted for a QP's work request until tent_poll() reports it.
+struct InFlight {
+    std::shared_ptr<ShadowQp> q;  // nullptr for the interposer's own messages
+    std::uint64_t seq = 0;
+    bool message = false;
+    PooledBuffer buffer;  // what a message or an inline write sends (valid until completion)
+};
+
+struct State {
+    std::mutex mu;
+    std::condition_variable keys_arrived;
+    std::unordered_map<const ibv_qp*, std::shared_ptr<ShadowQp>> qps;
+    std::unordered_map<std::uint32_t, std::shared_ptr<ShadowQp>> by_token;
+    std::unordered_map<const ibv_cq*, std::deque<ibv_wc>> cqs;  // completions tent produced
+    std::unordered_map<std::uint64_t, InFlight> inflight;
+    std::map<std::string, tent_peer_t*> peers;
+    std::uint32_t next_token = 1;
+    std::uint64_t next_cookie = 1;
+};
+
+// Lives until the process ends: QPs, the engine and its threads may be in
+// use until then, so nothing here is torn down by a static destructor.
+State& state() {
+    static State* s = new State;  // deliberately never freed
+    return *s;
+}
+
+std::once_flag g_engine_once;
+tent_engine_t* g_engine = nullptr;
+SendPool* g_pool = nullptr;  // with the engine, never freed
+std::atomic<bool> g_stop{false};
+std::thread* g_harvester = nullptr;
+pid_t g_engine_pid = 0;  // the process that started the engine
+
+// How long a write or read waits for the peer's announcement of its rkey.
+constexpr auto kKeyWait = std::chrono::seconds(2);
+
+void push_wc(State& s, ibv_cq* cq, const ibv_wc& wc) {
+    s.cqs[cq].push_back(wc);
+    cq_completed(cq);  // an armed CQ with a channel signals it
+}
+
+// Completes the QP's work requests from the front while they are done, in
+// posting order; unsignaled ones leave no completion.
+void retire_sends(State& s, ShadowQp& q) {
+    while (!q.sq.empty() && q.sq.front().done()) {
+        const SendSlot& slot = q.sq.front();
+        if (slot.signaled || slot.status != IBV_WC_SUCCESS) {
+            ibv_wc wc{};
+            wc.wr_id = slot.wr_id;
+            wc.status = slot.status;
+            wc.opcode = slot.opcode;
+            wc.byte_len = slot.byte_len;
+            wc.qp_num = q.qp->qp_num;
+            push_wc(s, q.qp->send_cq, wc);
+        }
+        g_pool->release(std::move(q.sq.front().message));
+        q.sq.pop_front();
+        ++q.sq_base;
+    }
+}
+
+// Matches arrived messages with posted receives, in order; a message
+// longer than its receive buffer completes with IBV_WC_LOC_LEN_ERR, as an
+// HCA reports it.
+void match_receives(State& s, ShadowQp& q) {
+    while (!q.recvs.empty() && !q.arrivals.empty()) {
+        HeldRecv r = std::move(q.recvs.front());
+        Arrival a = std::move(q.arrivals.front());
+        q.recvs.pop_front();
+        q.arrivals.pop_front();
+        ibv_wc wc{};
+        wc.wr_id = r.wr_id;
+        wc.opcode = a.write_notice ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+        wc.qp_num = q.qp->qp_num;
+        wc.src_qp = q.peer_qpn;
+        wc.byte_len = a.write_notice ? a.write_length : static_cast<std::uint32_t>(a.data.size());
+        if (a.has_imm) {
+            wc.wc_flags |= IBV_WC_WITH_IMM;
+            wc.imm_data = a.imm;
+        }
+        std::size_t capacity = 0;
+        for (const auto& sge : r.sge) capacity += sge.length;
+        if (capacity < a.data.size()) {
+            wc.status = IBV_WC_LOC_LEN_ERR;
+        } else {
+            std::size_t off = 0;
+            for (const auto& sge : r.sge) {
+                std::size_t n = std::min<std::size_t>(sge.length, a.data.size() - off);
+                if (n) std::memcpy(reinterpret_cast<void*>(sge.addr), a.data.data() + off, n);
+                off += n;
+            }
+        }
+        push_wc(s, q.qp->recv_cq, wc);
+    }
+}
+
+// Every message from a peer's interposer, on the thread driving the engine.
+void on_message(tent_peer_t*, const void* data, size_t length, void*) {
+    MessageHeader h;
+    if (length < sizeof h) return;
+    std::memcpy(&h, data, sizeof h);
+    if (h.magic != kMessageMagic) return;
+    const auto* p = static_cast<const std::uint8_t*>(data) + sizeof h;
+    std::size_t n = length - sizeof h;
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto it = s.by_token.find(h.token);
+    if (it == s.by_token.end()) return;  // the QP is gone
+    ShadowQp& q = *it->second;
+    if (h.flags & kKeys) {
+        for (std::size_t off = 0; off + sizeof(Announcement) <= n; off += sizeof(Announcement)) {
+            Announcement a;
+            std::memcpy(&a, p + off, sizeof a);
+            auto& list = q.remote_keys[a.rkey];
+            list.erase(std::remove_if(list.begin(), list.end(), [&](const Announcement& o) { return o.iova == a.iova; }),
+                       list.end());
+            list.push_back(a);
+        }
+        s.keys_arrived.notify_all();
+        return;
+    }
+    Arrival a;
+    a.has_imm = (h.flags & kHasImm) != 0;
+    a.imm = h.imm;
+    if (h.flags & kWriteNotice) {
+        a.write_notice = true;
+        if (n >= sizeof a.write_length) std::memcpy(&a.write_length, p, sizeof a.write_length);
+    } else {
+        a.data.assign(p, p + n);
+    }
+    q.arrivals.push_back(std::move(a));
+    if (q.mode == QpMode::Tent) match_receives(s, q);
+}
+
+// One tent call to make for a work request, prepared under the state mutex
+// and made without it (tent's threads take it in on_message).
+struct TentCall {
+    enum Kind { Message, Write, Read } kind = Message;
+    std::uint64_t cookie = 0;
+    const void* local = nullptr;
+    std::size_t length = 0;
+    const std::uint8_t* key = nullptr;
+    std::uint64_t remote_addr = 0;
+};
+
+// Registers a cookie for Q's slot SEQ.
+std::uint64_t new_cookie(State& s, const std::shared_ptr<ShadowQp>& q, std::uint64_t seq, bool message,
+                         PooledBuffer buffer = {}) {
+    std::uint64_t c = s.next_cookie++;
+    s.inflight.emplace(c, InFlight{q, seq, message, std::move(buffer)});
+    return c;
+}
+
+// Flushes the posted receives of a failed QP, as an adapter does.
+void flush_receives(State& s, ShadowQp& q) {
+    while (!q.recvs.empty()) {
+        ibv_wc wc{};
+        wc.wr_id = q.recvs.front().wr_id;
+        wc.status = IBV_WC_WR_FLUSH_ERR;
+        wc.opcode = IBV_WC_RECV;
+        wc.qp_num = q.qp->qp_num;
+        push_wc(s, q.qp->recv_cq, wc);
+        q.recvs.pop_front();
+    }
+}
+
+// tent gave up on a work request: every path to the peer is gone (tent
+// fails a request only then). Like a real QP whose peer died: the oldest
+// outstanding work request completes with IBV_WC_RETRY_EXC_ERR, every other
+// one and every receive with IBV_WC_WR_FLUSH_ERR, the QP (the real one too,
+// for ibv_query_qp) enters the error state and IBV_EVENT_QP_FATAL is raised.
+void fail_qp(State& s, ShadowQp& q) {
+    q.failed = true;
+    bool first = true;
+    for (SendSlot& slot : q.sq) {
+        slot.status = first ? IBV_WC_RETRY_EXC_ERR : IBV_WC_WR_FLUSH_ERR;
+        first = false;
+        slot.onesided_parts = 0;  // their late completions are ignored
+        slot.message_waiting = slot.message_inflight = false;
+    }
+    retire_sends(s, q);
+    flush_receives(s, q);
+    TENT_WARN("interpose-qp-error", "interposer: qp 0x%x: every path to the peer is gone: error state", q.qp->qp_num);
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_ERR;
+    real::modify_qp(q.qp, &attr, IBV_QP_STATE);
+    raise_qp_fatal(q.qp);
+}
+
+// Settles one tent operation of a slot (also when it could not be posted).
+void settle(State& s, ShadowQp& q, std::uint64_t seq, bool message, bool ok) {
+    if (q.failed || seq < q.sq_base || seq - q.sq_base >= q.sq.size()) return;
+    SendSlot& slot = q.sq[seq - q.sq_base];
+    if (message) slot.message_inflight = false;
+    else --slot.onesided_parts;
+    if (!ok) return fail_qp(s, q);
+    retire_sends(s, q);
+}
+
+// Messages whose one-sided predecessors have all completed, in order
+// (under the state mutex; the calls are made by make_calls()).
+std::vector<TentCall> ready_messages(State& s, const std::shared_ptr<ShadowQp>& q) {
+    std::vector<TentCall> calls;
+    bool blocked = false;
+    for (std::size_t i = 0; i < q->sq.size() && !blocked; ++i) {
+        SendSlot& slot = q->sq[i];
+        if (slot.onesided_parts > 0) blocked = true;  // its own message, and all later, wait
+        if (blocked || !slot.message_waiting) continue;
+        slot.message_waiting = false;
+        slot.message_inflight = true;
+        TentCall c;
+        c.kind = TentCall::Message;
+        c.cookie = new_cookie(s, q, q->sq_base + i, true);
+        c.local = slot.message.data.get();
+        c.length = slot.message_length;
+        calls.push_back(c);
+    }
+    return calls;
+}
+
+// Makes the calls (Q's post mutex held, state mutex not); a call tent
+// refuses settles its operation as failed.
+void make_calls(const std::shared_ptr<ShadowQp>& q, const std::vector<TentCall>& calls) {
+    for (const TentCall& c : calls) {
+        int rc;
+        {
+            TentScope scope;
+            switch (c.kind) {
+            case TentCall::Message:
+                rc = tent_post_send(q->peer, c.local, c.length, TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, c.cookie);
+                break;
+            case TentCall::Write:
+                rc = tent_post_write(q->peer, c.local, c.length, c.key, TENT_REMOTE_KEY_SIZE, c.remote_addr,
+                                     TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, c.cookie);
+                break;
+            default:
+                rc = tent_post_read(q->peer, const_cast<void*>(c.local), c.length, c.key, TENT_REMOTE_KEY_SIZE,
+                                    c.remote_addr, TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, c.cookie);
+                break;
+            }
+        }
+        if (rc == TENT_OK) continue;
+        TENT_ERROR("interpose-post", "interposer: qp 0x%x: tent refused a work request: %s", q->qp->qp_num,
+                   tent_strerror(rc));
+        State& s = state();
+        std::lock_guard lock(s.mu);
+        auto it = s.inflight.find(c.cookie);
+        if (it == s.inflight.end()) continue;
+        InFlight f = std::move(it->second);
+        s.inflight.erase(it);
+        g_pool->release(std::move(f.buffer));
+        settle(s, *q, f.seq, f.message, false);
+    }
+}
+
+// Posts what is ready of Q's messages.
+void pump(const std::shared_ptr<ShadowQp>& q) {
+    std::lock_guard post(q->post_mutex);
+    std::vector<TentCall> calls;
+    {
+        State& s = state();
+        std::lock_guard lock(s.mu);
+        calls = ready_messages(s, q);
+    }
+    make_calls(q, calls);
+}
+
+// Harvests tent's completions of the interposer's posts.
+void harvest() {
+    TentScope scope;
+    tent_completion_t c[64];
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        if (tent_wait(g_engine, 50) <= 0) continue;
+        int n = tent_poll(g_engine, c, 64);
+        if (n <= 0) continue;
+        std::vector<std::shared_ptr<ShadowQp>> touched;
+        {
+            State& s = state();
+            std::lock_guard lock(s.mu);
+            for (int i = 0; i < n; ++i) {
+                auto it = s.inflight.find(c[i].cookie);
+                if (it == s.inflight.end()) continue;
+                InFlight f = std::move(it->second);
+                s.inflight.erase(it);
+                g_pool->release(std::move(f.buffer));
+                if (!f.q) continue;
+                settle(s, *f.q, f.seq, f.message, c[i].status == TENT_OK);
+                if (!f.message) touched.push_back(f.q);
+            }
+        }
+        for (auto& q : touched) pump(q);
+    }
+}
+
+// At exit, before libtent's statics go: stop harvesting, then the engine
+// (its peers see it leave).
+void shut_down() {
+    // A child of fork() has none of the engine's threads: the engine is the
+    // parent's to stop (joining or destroying it here would hang or crash).
+    if (!g_engine || getpid() != g_engine_pid) return;
+    g_stop = true;
+    if (g_harvester && g_harvester->joinable()) g_harvester->join();
+    TentScope scope;
+    // What each rail carried, for whoever runs with log_level info.
+    tent_rail_stats_t stats[64];
+    int n = tent_rail_stats(g_engine, stats, 64);
+    for (int i = 0; i < n && i < 64; ++i)
+        TENT_INFO("interpose-rail", "interposer: rail %s: %llu ops, %llu bytes, %llu errors", stats[i].name,
+                  static_cast<unsigned long long>(stats[i].ops), static_cast<unsigned long long>(stats[i].bytes),
+                  static_cast<unsigned long long>(stats[i].errors));
+    tent_engine_destroy(g_engine);
+    g_engine = nullptr;
+}
+
+// A message for the peer of Q in a registered buffer: header, then payload.
+PooledBuffer build_message(const ShadowQp& q, std::uint32_t flags, std::uint32_t imm, std::size_t payload,
+                           std::size_t* length) {
+    *length = sizeof(MessageHeader) + payload;
+    PooledBuffer b = g_pool->acquire(*length);
+    if (!b.data) return b;
+    MessageHeader h{kMessageMagic, q.peer_token, imm, flags};
+    std::memcpy(b.data.get(), &h, sizeof h);
+    return b;
+}
+
+// Tells the peer of Q where every region of Q's context open to remote
+// access lies, with its tent key (the rkeys the program sends its peer
+// then work on every rail).
+void announce_regions(const std::shared_ptr<ShadowQp>& q) {
+    std::vector<Announcement> list = announcements(q->qp->context, g_engine);
+    if (list.empty()) return;
+    std::size_t length = 0;
+    PooledBuffer b = build_message(*q, kKeys, 0, list.size() * sizeof(Announcement), &length);
+    if (!b.data) return;
+    std::memcpy(b.data.get() + sizeof(MessageHeader), list.data(), list.size() * sizeof(Announcement));
+    const void* data = b.data.get();
+    std::uint64_t cookie;
+    {
+        State& s = state();
+        std::lock_guard lock(s.mu);
+        cookie = new_cookie(s, nullptr, 0, true, std::move(b));
+    }
+    TentScope scope;
+    if (tent_post_send(q->peer, data, length, TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, cookie) != TENT_OK)
+        TENT_ERROR("interpose-keys", "interposer: qp 0x%x: cannot announce its regions to the peer", q->qp->qp_num);
+}
+
+// The peer's region holding [remote, remote + length) under rkey, waiting
+// for its announcement (a program may send the rkey over its own socket
+// before the announcement arrives); nullptr if none came in time.
+const Announcement* remote_region(State& s, std::unique_lock<std::mutex>& lock, ShadowQp& q, std::uint32_t rkey,
+                                  std::uint64_t remote, std::uint64_t length) {
+    auto deadline = std::chrono::steady_clock::now() + kKeyWait;
+    for (;;) {
+        if (auto it = q.remote_keys.find(rkey); it != q.remote_keys.end())
+            for (const Announcement& a : it->second)
+                if (remote >= a.iova && remote + length <= a.iova + a.length) return &a;
+        if (s.keys_arrived.wait_until(lock, deadline) == std::cv_status::timeout) return nullptr;
+    }
+}
+
+// Prepares one work request of a carried QP (state mutex held): a slot,
+// and the tent calls of its one-sided parts; its message, if any, waits in
+// the slot for ready_messages(). EINVAL/ENOMEM for what cannot be carried.
+int prepare(State& s, std::unique_lock<std::mutex>& lock, const std::shared_ptr<ShadowQp>& qp,
+            const ibv_send_wr& wr, std::vector<TentCall>& calls) {
+    ShadowQp& q = *qp;
+    if (wr.num_sge < 0) return EINVAL;
+    std::uint64_t total = 0;
+    for (int i = 0; i < wr.num_sge; ++i) total += wr.sg_list[i].length;
+    SendSlot slot;
+    slot.wr_id = wr.wr_id;
+    slot.signaled = q.sig_all || (wr.send_flags & IBV_SEND_SIGNALED);
+    slot.byte_len = static_cast<std::uint32_t>(total);
+    switch (wr.opcode) {
+    case IBV_WR_SEND:
+    case IBV_WR_SEND_WITH_IMM: {
+        slot.opcode = IBV_WC_SEND;
+        slot.message = build_message(q, wr.opcode == IBV_WR_SEND_WITH_IMM ? kHasImm : 0u, wr.imm_data, total,
+                                     &slot.message_length);
+        if (!slot.message.data) return ENOMEM;
+        std::size_t off = sizeof(MessageHeader);
+        for (int i = 0; i < wr.num_sge; ++i) {
+            std::memcpy(slot.message.data.get() + off, reinterpret_cast<const void*>(wr.sg_list[i].addr),
+                        wr.sg_list[i].length);
+            off += wr.sg_list[i].length;
+        }
+        slot.message_waiting = true;
+        q.sq.push_back(std::move(slot));
+        return 0;
+    }
+    case IBV_WR_RDMA_WRITE:
+    case IBV_WR_RDMA_WRITE_WITH_IMM:
+    case IBV_WR_RDMA_READ:
+        break;
+    default:
+        TENT_ERROR("interpose-opcode", "interposer: qp 0x%x: work request opcode %d is not carried by tent yet",
+                   q.qp->qp_num, static_cast<int>(wr.opcode));
+        return EINVAL;
+    }
+    bool read = wr.opcode == IBV_WR_RDMA_READ;
+    slot.opcode = read ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE;
+    const Announcement* region = total ? remote_region(s, lock, q, wr.wr.rdma.rkey, wr.wr.rdma.remote_addr, total)
+                                       : nullptr;
+    if (total && !region) {
+        TENT_ERROR("interpose-rkey", "interposer: qp 0x%x: the peer announced no region for rkey 0x%x",
+                   q.qp->qp_num, wr.wr.rdma.rkey);
+        return EINVAL;
+    }
+    std::uint64_t seq = q.sq_base + q.sq.size();
+    std::uint64_t remote = wr.wr.rdma.remote_addr;
+    std::vector<TentCall> parts;
+    for (int i = 0; i < wr.num_sge; ++i) {
+        const ibv_sge& sge = wr.sg_list[i];
+        if (!sge.length) continue;
+        TentCall c;
+        c.kind = read ? TentCall::Read : TentCall::Write;
+        c.length = sge.length;
+        c.key = region->key;
+        c.remote_addr = region->addr + (remote - region->iova);
+        remote += sge.length;
+        RegionView view;
+        PooledBuffer copy;
+        if (!read && (wr.send_flags & IBV_SEND_INLINE)) {
+            // Inline data may be reused once ibv_post_send returns.
+            copy = g_pool->acquire(sge.length);
+            if (!copy.data) return ENOMEM;
+            std::memcpy(copy.data.get(), reinterpret_cast<const void*>(sge.addr), sge.length);
+            c.local = copy.data.get();
+        } else if (local_region(q.qp->context, sge.lkey, sge.addr, sge.length, g_engine, &view)) {
+            c.local = view.addr + (sge.addr - view.iova);
+        } else {
+            TENT_ERROR("interpose-lkey", "interposer: qp 0x%x: no region of lkey 0x%x holds the work request's data",
+                       q.qp->qp_num, sge.lkey);
+            for (auto& p : parts) {
+                if (auto it = s.inflight.find(p.cookie); it != s.inflight.end()) {
+                    g_pool->release(std::move(it->second.buffer));
+                    s.inflight.erase(it);
+                }
+            }
+            return EINVAL;
+        }
+        c.cookie = new_cookie(s, qp, seq, false, std::move(copy));
+        parts.push_back(c);
+    }
+    slot.onesided_parts = static_cast<int>(parts.size());
+    if (wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+        std::uint32_t len32 = static_cast<std::uint32_t>(total);
+        slot.message = build_message(q, kHasImm | kWriteNotice, wr.imm_data, sizeof len32, &slot.message_length);
+        if (!slot.message.data) return ENOMEM;
+        std::memcpy(slot.message.data.get() + sizeof(MessageHeader), &len32, sizeof len32);
+        slot.message_waiting = true;
+    }
+    q.sq.push_back(std::move(slot));
+    calls.insert(calls.end(), parts.begin(), parts.end());
+    return 0;
+}
+
+int post_locked(const std::shared_ptr<ShadowQp>& q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+    State& s = state();
+    std::unique_lock lock(s.mu);
+    if (q->mode == QpMode::Plain) {
+        lock.unlock();
+        const ProviderOps* ops = provider_ops(q->qp->context);
+        return ops ? ops->post_send(q->qp, wr, bad_wr) : EINVAL;
+    }
+    if (q->mode != QpMode::Tent) {
+        for (; wr; wr = wr->next) {
+            HeldSend h;
+            h.wr = *wr;
+            h.sge.assign(wr->sg_list, wr->sg_list + std::max(wr->num_sge, 0));
+            if (wr->send_flags & IBV_SEND_INLINE) {
+                // Inline data may be reused once ibv_post_send returns: keep a copy.
+                std::size_t total = 0;
+                for (const auto& g : h.sge) total += g.length;
+                h.inline_data.resize(total);
+                std::size_t off = 0;
+                for (auto& g : h.sge) {
+                    std::memcpy(h.inline_data.data() + off, reinterpret_cast<const void*>(g.addr), g.length);
+                    g.addr = reinterpret_cast<std::uintptr_t>(h.inline_data.data() + off);
+                    off += g.length;
+                }
+            }
+            q->held_sends.push_back(std::move(h));
+        }
+        return 0;
+    }
+    if (q->failed) {
+        // Work posted to a QP in the error state completes flushed.
+        for (; wr; wr = wr->next) {
+            ibv_wc wc{};
+            wc.wr_id = wr->wr_id;
+            wc.status = IBV_WC_WR_FLUSH_ERR;
+            wc.qp_num = q->qp->qp_num;
+            push_wc(s, q->qp->send_cq, wc);
+        }
+        return 0;
+    }
+    std::vector<TentCall> calls;
+    int rc = 0;
+    for (; wr; wr = wr->next) {
+        rc = prepare(s, lock, q, *wr, calls);
+        if (rc) {
+            if (bad_wr) *bad_wr = wr;
+            break;
+        }
+    }
+    std::vector<TentCall> messages = ready_messages(s, q);
+    calls.insert(calls.end(), messages.begin(), messages.end());
+    lock.unlock();
+    make_calls(q, calls);
+    return rc;
+}
+
+} // namespace
+
+tent_engine_t* engine() {
+    std::call_once(g_engine_once, [] {
+        TentScope scope;
+        tent_engine_t* e = nullptr;
+        if (int rc = tent_engine_create(nullptr, &e); rc != TENT_OK) {
+            TENT_ERROR("interpose-engine", "interposer: tent's engine did not start: %s; queue pairs pass through",
+                       tent_strerror(rc));
+            return;
+        }
+        tent_set_recv_callback(e, on_message, nullptr);
+        static SendPool pool(e);
+        g_pool = &pool;
+        g_engine = e;
+        // Never destroyed: a static std::thread still joinable at exit
+        // would terminate a forked child, which has no such thread to
+        // join; the parent joins it in shut_down().
+        g_harvester = new std::thread(harvest);
+        g_engine_pid = getpid();
+        std::atexit(shut_down);
+    });
+    return g_engine;
+}
+
+tent_peer_t* peer_for(const std::string& blob) {
+    State& s = state();
+    {
+        std::lock_guard lock(s.mu);
+        if (auto it = s.peers.find(blob); it != s.peers.end()) return it->second;
+    }
+    tent_engine_t* e = engine();
+    if (!e) return nullptr;
+    tent_peer_t* p = nullptr;
+    TentScope scope;
+    if (tent_connect(e, blob.data(), blob.size(), &p) != TENT_OK) return nullptr;
+    std::lock_guard lock(s.mu);
+    return s.peers.emplace(blob, p).first->second;
+}
+
+void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr) {
+    auto q = std::make_shared<ShadowQp>();
+    q->qp = qp;
+    q->sig_all = attr.sq_sig_all != 0;
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    q->token = s.next_token++;
+    s.by_token[q->token] = q;
+    s.qps[qp] = std::move(q);
+}
+
+void forget_qp(ibv_qp* qp) {
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto it = s.qps.find(qp);
+    if (it == s.qps.end()) return;
+    s.by_token.erase(it->second->token);
+    s.qps.erase(it);
+}
+
+std::shared_ptr<ShadowQp> find_qp(const ibv_qp* qp) {
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto it = s.qps.find(qp);
+    return it == s.qps.end() ? nullptr : it->second;
+}
+
+void mr_registered(ibv_mr* mr, std::uint64_t iova, int access) {
+    track_mr(mr, iova, access);
+    if (!(access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC))) return;
+    // Carried QPs of this context tell their peers about the new region.
+    std::vector<std::shared_ptr<ShadowQp>> carried;
+    {
+        State& s = state();
+        std::lock_guard lock(s.mu);
+        for (auto& [qp, q] : s.qps)
+            if (q->mode == QpMode::Tent && qp->context == mr->context) carried.push_back(q);
+    }
+    for (auto& q : carried) announce_regions(q);
+}
+
+void become_tent(const std::shared_ptr<ShadowQp>& q, tent_peer_t* peer, std::uint32_t peer_token) {
+    // The held sends go first: no post of the application's may overtake them.
+    std::lock_guard post(q->post_mutex);
+    std::vector<HeldSend> held;
+    {
+        State& s = state();
+        std::lock_guard lock(s.mu);
+        q->peer = peer;
+        q->peer_token = peer_token;
+        q->mode = QpMode::Tent;
+        held.swap(q->held_sends);
+        match_receives(s, *q);
+    }
+    TENT_DEBUG("interpose-tent", "interposer: qp 0x%x carried by tent", q->qp->qp_num);
+    announce_regions(q);
+    for (auto& h : held) {
+        h.wr.sg_list = h.sge.data();
+        h.wr.next = nullptr;
+        ibv_send_wr* bad = nullptr;
+        post_locked(q, &h.wr, &bad);
+    }
+}
+
+void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why) {
+    const ProviderOps* ops = provider_ops(q->qp->context);
+    std::lock_guard post(q->post_mutex);
+    std::deque<HeldRecv> recvs;
+    std::vector<HeldSend> sends;
+    {
+        State& s = state();
+        std::lock_guard lock(s.mu);
+        q->mode = QpMode::Plain;
+        recvs.swap(q->recvs);
+        sends.swap(q->held_sends);
+    }
+    TENT_INFO("interpose-plain", "interposer: qp 0x%x passes through: %s", q->qp->qp_num, why);
+    if (!ops) return;
+    for (auto& r : recvs) {
+        ibv_recv_wr wr{};
+        wr.wr_id = r.wr_id;
+        wr.sg_list = r.sge.data();
+        wr.num_sge = static_cast<int>(r.sge.size());
+        ibv_recv_wr* bad = nullptr;
+        ops->post_recv(q->qp, &wr, &bad);
+    }
+    for (auto& h : sends) {
+        h.wr.sg_list = h.sge.data();
+        h.wr.next = nullptr;
+        ibv_send_wr* bad = nullptr;
+        ops->post_send(q->qp, &h.wr, &bad);
+    }
+}
+
+void qp_modified(ibv_qp* qp, const ibv_qp_attr& attr, int attr_mask) {
+    if (!(attr_mask & IBV_QP_STATE) || attr.qp_state != IBV_QPS_RTR) return;
+    std::shared_ptr<ShadowQp> q = find_qp(qp);
+    if (!q) return;
+    {
+        std::lock_guard lock(state().mu);
+        if (q->mode != QpMode::Candidate) return;
+        q->mode = QpMode::Pending;
+        q->peer_qpn = attr.dest_qp_num;
+    }
+    if (!(attr_mask & IBV_QP_AV) || !(attr_mask & IBV_QP_DEST_QPN) || !attr.ah_attr.is_global)
+        return become_plain(q, "the peer is named by LID only, not by a GID");
+    ibv_gid own{};
+    {
+        TentScope scope;
+        if (ibv_query_gid(qp->context, attr.ah_attr.port_num, attr.ah_attr.grh.sgid_index, &own) != 0)
+            return become_plain(q, "cannot read the queue pair's own GID");
+    }
+    start_discovery(q, rendezvous_name(own, qp->qp_num), rendezvous_name(attr.ah_attr.grh.dgid, attr.dest_qp_num),
+                    discovery_timeout_ms());
+}
+
+int take_completions(const ibv_cq* cq, int max, ibv_wc* wc) {
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto it = s.cqs.find(cq);
+    if (it == s.cqs.end()) return 0;
+    int n = 0;
+    while (n < max && !it->second.empty()) {
+        wc[n++] = it->second.front();
+        it->second.pop_front();
+    }
+    return n;
+}
+
+int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+    State& s = state();
+    std::unique_lock lock(s.mu);
+    if (q.mode == QpMode::Plain) {
+        lock.unlock();
+        const ProviderOps* ops = provider_ops(q.qp->context);
+        return ops ? ops->post_recv(q.qp, wr, bad_wr) : EINVAL;
+    }
+    for (; wr; wr = wr->next) {
+        if (wr->num_sge < 0) {
+            if (bad_wr) *bad_wr = wr;
+            return EINVAL;
+        }
+        HeldRecv r;
+        r.wr_id = wr->wr_id;
+        r.sge.assign(wr->sg_list, wr->sg_list + wr->num_sge);
+        q.recvs.push_back(std::move(r));
+    }
+    if (q.failed) flush_receives(s, q);
+    else if (q.mode == QpMode::Tent) match_receives(s, q);
+    return 0;
+}
+
+int shadow_post_send(const std::shared_ptr<ShadowQp>& q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+    std::lock_guard post(q->post_mutex);
+    return post_locked(q, wr, bad_wr);
+}
+
+} // namespace tent::interpose

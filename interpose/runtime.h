@@ -1,0 +1,47 @@
+// The interposer's state: the application's queue pairs and completion
+// queues it knows, tent's engine (created when the first queue pair looks
+// for its peer) and the thread that harvests tent's completions.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <memory>
+
+#include "shadow_qp.h"
+
+namespace tent::interpose {
+
+// Queue pairs ---------------------------------------------------------------
+
+// Records an RC QP the application created on an adopted context.
+void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr);
+// Notes a region the application registered (with iova and access).
+void mr_registered(ibv_mr* mr, std::uint64_t iova, int access);
+// Forgets QP before it is destroyed.
+void forget_qp(ibv_qp* qp);
+// The shadow of QP, or nullptr when the interposer does not track it.
+std::shared_ptr<ShadowQp> find_qp(const ibv_qp* qp);
+// After a successful ibv_modify_qp: RTR starts looking for the peer.
+void qp_modified(ibv_qp* qp, const ibv_qp_attr& attr, int attr_mask);
+
+// Hot path (from the dispatch ops); return what the provider's op would.
+int shadow_post_send(const std::shared_ptr<ShadowQp>& q, ibv_send_wr* wr, ibv_send_wr** bad_wr);
+int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+// Moves up to max completions tent produced for CQ into wc; returns how many.
+int take_completions(const ibv_cq* cq, int max, ibv_wc* wc);
+
+// Discovery outcome ---------------------------------------------------------
+
+// The peer runs tent: the QP's work goes over tent from now on.
+void become_tent(const std::shared_ptr<ShadowQp>& q, tent_peer_t* peer, std::uint32_t peer_token);
+// No tent peer: the held-back work goes to the real QP, then everything
+// passes through.
+void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why);
+
+// The process's engine, created on first use (nullptr if that failed);
+// its address blob for the peer.
+tent_engine_t* engine();
+// A connection to the engine whose address is blob (one per peer engine).
+tent_peer_t* peer_for(const std::string& blob);
+
+} // namespace tent::interpose

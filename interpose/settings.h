@@ -1,0 +1,15 @@
+// The interposer's configuration: read (tent.conf, TENT_* environment) the
+// first time the application opens a device, never at load time, so that a
+// program that does not use verbs runs exactly as without tent.
+#pragma once
+
+namespace tent::interpose {
+
+// Loads the configuration once and applies its logging knobs; an invalid
+// configuration is logged once and the defaults stay in force.
+void ensure_configured();
+
+// interpose_discovery_ms (tent.conf(5)).
+int discovery_timeout_ms();
+
+} // namespace tent::interpose

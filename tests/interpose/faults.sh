@@ -1,0 +1,57 @@
+#!/bin/bash
+# Failover under an unmodified program: ibv_rc_pingpong -c and ib_write_bw
+# (--use_old_post_send) under tent-run on both sides while one HCA port of
+# the client is pulled mid-run and plugged back, and while both are (the
+# traffic moves to TCP and back). Each run must exit 0 with its usual
+# report, every received byte checked (-c), and still be running when the
+# port comes back (else the fault missed the run).
+. "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
+skip_unless_installed ibv_rc_pingpong ib_write_bw
+require_simverbs
+export TENT_LOG_LEVEL=warn
+
+# fault NAME "DEVS" PROG ARGS...: runs the pair, pulls DEVS of the client
+# once it has moved 300 packets over mlx5_0, restores them 500 ms later.
+fault() {
+    local name=$1 devs=$2 prog=$3
+    shift 3
+    local port src=0 crc=0 cpid i pkts dev
+    port=$(free_port)
+    start_bg "$name-server" 150 "$SV_RUN" -- "$prog" -p "$port" "$@"
+    local server_t=$sv_last
+    wait_listen "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen"; }
+    start_bg "$name-client" 150 "$SV_RUN" -- "$prog" -p "$port" "$@" 127.0.0.1
+    local client_t=$sv_last
+    cpid=$(pid_of "$name-client")
+    wait_socket "$cpid" 10 || fail "$name: client has no control socket"
+    for ((i = 0; i < 400; i++)); do
+        pkts=$(port_counter "$cpid" mlx5_0 tx_pkts)
+        [ "$pkts" -ge 300 ] && break
+        sleep 0.05
+    done
+    [ "$pkts" -ge 300 ] || { show_log "$name-client"; fail "$name: no traffic before the pull"; }
+    kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the pull"; }
+    for dev in $devs; do "$SV_CTL" port-down "$cpid" "$dev" >/dev/null || fail "$name: port-down $dev"; done
+    sleep 0.5
+    kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the port came back"; }
+    for dev in $devs; do "$SV_CTL" port-up "$cpid" "$dev" >/dev/null || fail "$name: port-up $dev"; done
+    wait "$client_t" || crc=$?
+    wait "$server_t" || src=$?
+    if [ "$src" -ne 0 ] || [ "$crc" -ne 0 ]; then
+        show_log "$name-server"
+        show_log "$name-client"
+        fail "$name: server exit $src, client exit $crc (124 = timed out)"
+    fi
+    echo "$name: pulled $devs at $pkts packets; both exited 0"
+}
+
+fault pp_one mlx5_0 ibv_rc_pingpong -g 0 -c -s 4096 -n 20000
+check_pingpong_report pp_one 4096 20000
+fault pp_both "mlx5_0 mlx5_1" ibv_rc_pingpong -g 0 -c -s 4096 -n 20000
+check_pingpong_report pp_both 4096 20000
+fault bw_one mlx5_0 ib_write_bw --use_old_post_send -x 0 -F -s 65536 -D 4
+# With -D perftest reports no peak: the average (fourth column) must be positive.
+row=$(grep -E "^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+" "$SV_TMP/bw_one-client.log" | head -1)
+awk '{exit !($4 > 0)}' <<<"$row" || { show_log bw_one-client; fail "bw_one: no average bandwidth in '$row'"; }
+echo "bw_one: $row"
+echo "PASS: failover under tent-run"

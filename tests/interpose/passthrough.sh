@@ -1,0 +1,59 @@
+#!/bin/bash
+# What the interposer leaves alone: libtent exports only the tent_* API and
+# the verbs it wraps; a program that does not use verbs, or only queries
+# devices, runs under tent-run with its usual output, nothing more, and no
+# thread of tent's; verbs programs whose queue pairs tent does not carry
+# (ibv_ud_pingpong; ibv_srq_pingpong, whose RC QPs share a receive queue)
+# work through the adopted contexts, every byte checked (-c).
+. "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
+skip_unless_installed ibv_devinfo ibv_devices ibv_ud_pingpong ibv_srq_pingpong
+require_simverbs
+
+lib=$TEST_BUILDDIR/.libs/libtent.so.0
+map=$TEST_SRCDIR/src/capi/tent.map
+wrapped=$(sed -n 's/^ *\(ibv_[a-z_0-9]*\);$/\1/p' "$map" | sort)
+[ -n "$wrapped" ] || fail "no wrapped verb listed in $map"
+exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
+stray=$(grep -v '^tent_' <<<"$exported" | comm -23 - <(echo "$wrapped"))
+[ -z "$stray" ] || fail "libtent exports symbols that are neither tent_* nor wrapped verbs: $stray"
+missing=$(comm -13 <(echo "$exported") <(echo "$wrapped"))
+[ -z "$missing" ] || fail "listed in $map but not defined: $missing"
+echo "ok: libtent exports tent_* and $(wc -w <<<"$wrapped") wrapped verbs"
+
+# No verbs: same output, nothing on stderr, one thread.
+out=$(timeout 20 "$TENT_RUN" sh -c 'echo hello; ls /proc/$$/task | wc -l' 2>"$SV_TMP/sh.err") ||
+    fail "sh under tent-run exited with $?"
+[ "$out" = "hello
+1" ] || fail "sh under tent-run printed '$out'"
+[ -s "$SV_TMP/sh.err" ] && fail "sh under tent-run wrote on stderr: $(cat "$SV_TMP/sh.err")"
+grep -q libtent /proc/self/maps && fail "the test itself runs under libtent"
+echo "ok: a program without verbs runs unchanged"
+
+# Device queries: the same report as without tent (the simulated GUIDs
+# and GIDs derive from the process id), nothing on stderr; at debug level the log
+# shows that the interposer acted.
+normalize() { grep -Ev "guid|GID" | sed -E 's/[0-9a-f]{16}/GUID/'; }
+for prog in "ibv_devinfo -v" ibv_devices; do
+    # shellcheck disable=SC2086
+    timeout 20 "$SV_PLAIN_RUN" -- $prog 2>&1 | normalize >"$SV_TMP/plain.out" || fail "$prog exited with $?"
+    # shellcheck disable=SC2086
+    timeout 20 "$SV_RUN" -- $prog 2>"$SV_TMP/tent.err" | normalize >"$SV_TMP/tent.out" ||
+        fail "$prog under tent-run exited with $?"
+    cmp -s "$SV_TMP/plain.out" "$SV_TMP/tent.out" || { diff "$SV_TMP/plain.out" "$SV_TMP/tent.out"; fail "$prog: output differs under tent-run"; }
+    [ -s "$SV_TMP/tent.err" ] && fail "$prog under tent-run wrote on stderr: $(cat "$SV_TMP/tent.err")"
+done
+TENT_LOG_LEVEL=debug timeout 20 "$SV_RUN" -- ibv_devinfo 2>&1 >/dev/null |
+    grep -q "interpose-adopt: interposer adopted context of mlx5_1" || fail "no adoption logged at debug level"
+echo "ok: ibv_devinfo and ibv_devices report as without tent"
+
+run_pair ud 30 ibv_ud_pingpong -g 0 -c -s 512 -n 1000
+check_pingpong_report ud 512 1000
+# Completion events of the adapter through an adopted channel.
+run_pair ud_ev 30 ibv_ud_pingpong -g 0 -c -e -s 512 -n 1000
+check_pingpong_report ud_ev 512 1000
+run_pair srq 30 ibv_srq_pingpong -g 0 -c -q 4 -n 400
+check_pingpong_report srq 4096 400
+TENT_LOG_LEVEL=info run_pair srq_note 30 ibv_srq_pingpong -g 0 -c -q 2 -n 100
+grep -q "passes through: it receives from a shared receive queue" "$SV_TMP/srq_note-server.log" ||
+    { show_log srq_note-server; fail "srq: no notice that the queue pairs pass through"; }
+echo "PASS: pass-through under tent-run"

@@ -1,0 +1,53 @@
+#!/bin/bash
+# Every path gone: the server of an ib_write_bw pair (--use_old_post_send,
+# writes always outstanding) under tent-run is killed mid-run. The client,
+# as with a real QP whose peer died, gets an error completion
+# (IBV_WC_RETRY_EXC_ERR; perftest reports it and exits 1) well within the
+# bound (the dead peer's closed connections are seen at once;
+# failover_timeout_ms, 2 s by default, at most; asserted under 10 s), and
+# the interposer logs the QP's error state. Nothing hangs. Then the project's
+# verbs program (verbs_check -k) checks the whole contract on its QP:
+# IBV_WC_RETRY_EXC_ERR, IBV_WC_WR_FLUSH_ERR for work posted afterwards, the
+# QP in the error state (ibv_query_qp) and IBV_EVENT_QP_FATAL on the
+# context's asynchronous event queue.
+. "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
+skip_unless_installed ib_write_bw
+require_simverbs
+export TENT_LOG_LEVEL=warn
+
+port=$(free_port)
+start_bg server 60 "$SV_RUN" -- ib_write_bw --use_old_post_send -x 0 -F -D 30 -p "$port"
+wait_listen "$port" 10 || { show_log server; fail "server did not listen"; }
+start_bg client 60 "$SV_RUN" -- ib_write_bw --use_old_post_send -x 0 -F -D 30 -p "$port" 127.0.0.1
+client_t=$sv_last
+spid=$(pid_of server)
+cpid=$(pid_of client)
+wait_socket "$cpid" 10 || fail "client has no control socket"
+for ((i = 0; i < 400; i++)); do
+    pkts=$(port_counter "$cpid" mlx5_0 tx_pkts)
+    [ "$pkts" -ge 300 ] && break
+    sleep 0.05
+done
+[ "$pkts" -ge 300 ] || { show_log client; fail "no traffic before the kill"; }
+t0=$(now_ms)
+kill -KILL "$spid"
+rc=0
+wait "$client_t" || rc=$?
+elapsed=$(($(now_ms) - t0))
+[ "$rc" -ne 124 ] || { show_log client; fail "the client hung"; }
+[ "$rc" -ne 0 ] || { show_log client; fail "the client did not notice its peer died"; }
+grep -qi "completion with error" "$SV_TMP/client.log" ||
+    { show_log client; fail "no IBV_WC_RETRY_EXC_ERR completion"; }
+grep -q "interpose-qp-error: interposer: qp 0x[0-9a-f]*: every path to the peer is gone: error state" \
+    "$SV_TMP/client.log" || { show_log client; fail "no error state logged"; }
+[ "$elapsed" -lt 10000 ] || fail "the error took $elapsed ms"
+echo "ok: ib_write_bw's peer killed: IBV_WC_RETRY_EXC_ERR after $elapsed ms, client exit $rc"
+
+prog=$TEST_BUILDDIR/tests/interpose/verbs_check
+[ -x "$prog" ] || fail "$prog not built"
+run_pair gone 60 "$prog" -k -g 0
+grep -q "verbs_check client: peer gone after [0-9]* writes: retry exceeded, flushed, error state, QP fatal" \
+    "$SV_TMP/gone-client.log" || { show_log gone-client; fail "verbs_check -k"; }
+grep -q "interpose-qp-error" "$SV_TMP/gone-client.log" || { show_log gone-client; fail "gone: the QP was not carried"; }
+grep "verbs_check client" "$SV_TMP/gone-client.log"
+echo "PASS: the peer-gone contract under tent-run"

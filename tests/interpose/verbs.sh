@@ -1,0 +1,32 @@
+#!/bin/bash
+# The project's verbs program (tests/interpose/verbs_check.c: sends with
+# several SGEs, inline sends with immediate data, unsignaled RDMA writes
+# followed by a send that must see them, writes with immediate data, reads
+# into several SGEs; every byte and completion field checked; then a fork()
+# whose child exits at once, which must exit cleanly) under
+# tent-run on both sides, carried over both simulated HCAs; and with a
+# peer without tent, through the plain queue pair.
+. "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
+require_simverbs
+prog=$TEST_BUILDDIR/tests/interpose/verbs_check
+[ -x "$prog" ] || fail "$prog not built"
+export TENT_LOG_LEVEL=info
+
+for i in 1 2 3; do
+    run_pair "tent$i" 60 "$prog" -g 0
+    for side in server client; do
+        log=$SV_TMP/tent$i-$side.log
+        grep -q "verbs_check $side: ok" "$log" || { show_log "tent$i-$side"; fail "tent$i: $side did not check out"; }
+        grep -q "passes through" "$log" && { show_log "tent$i-$side"; fail "tent$i: $side fell back to the HCA"; }
+    done
+    log=$SV_TMP/tent$i-client.log
+    for dev in mlx5_0 mlx5_1; do
+        [ "$(rail_ops "$log" "$dev")" -gt 0 ] || { show_log "tent$i-client"; fail "tent$i: nothing over $dev"; }
+    done
+    echo "tent$i: client $(rail_ops "$log" mlx5_0) ops on mlx5_0, $(rail_ops "$log" mlx5_1) on mlx5_1"
+done
+
+TENT_INTERPOSE_DISCOVERY_MS=300 run_mixed plain 60 "$prog" -g 0
+grep -q "verbs_check server: ok" "$SV_TMP/plain-server.log" || { show_log plain-server; fail "plain: server"; }
+grep -q "passes through: no tent peer" "$SV_TMP/plain-server.log" || { show_log plain-server; fail "plain: no notice"; }
+echo "PASS: verbs_check over tent, and against a peer without tent"

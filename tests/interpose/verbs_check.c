@@ -1,0 +1,392 @@
+/* verbs_check: a plain RC verbs program (ibv_create_qp, ibv_post_send,
+ * ibv_poll_cq) between two processes that checks every byte and every
+ * completion field of sends with several SGEs, inline sends with immediate
+ * data, RDMA writes (unsignaled, followed by a send that must see their
+ * data), RDMA writes with immediate data and RDMA reads with several SGEs.
+ * Run as "verbs_check -p PORT" (server) and "verbs_check -p PORT HOST"
+ * (client), like ibv_rc_pingpong; exit 0 when everything checked out.
+ * The client then forks a child that exits at once (through exit(), so
+ * atexit handlers run): it must not hang or crash in the child.
+ * With -k on both sides, the server leaves once connected and the client
+ * checks what a real QP whose peer died gives: IBV_WC_RETRY_EXC_ERR, then
+ * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
+ * IBV_EVENT_QP_FATAL on the asynchronous event queue. */
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUF_SIZE (1u << 20)
+#define SEND_AREA 0u
+#define RECV_AREA (256u << 10)
+#define TARGET_AREA (512u << 10)
+#define SOURCE_AREA (768u << 10)
+#define RECV_SLOT 8192u
+#define NRECV 16
+
+struct endpoint {
+    uint32_t qpn, psn, rkey, pad;
+    uint64_t addr;
+    union ibv_gid gid;
+};
+
+static const char *role = "server";
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_qp *qp;
+static struct ibv_mr *mr;
+static uint8_t *buf;
+static struct endpoint self, peer;
+
+static void die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "verbs_check %s: FAIL: ", role);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(1);
+}
+
+static uint8_t pattern(unsigned seed, size_t i) { return (uint8_t)(seed * 131u + i * 7u + (i >> 9)); }
+static void fill(uint8_t *p, size_t n, unsigned seed) {
+    for (size_t i = 0; i < n; ++i) p[i] = pattern(seed, i);
+}
+static void check(const uint8_t *p, size_t n, unsigned seed, const char *what) {
+    for (size_t i = 0; i < n; ++i)
+        if (p[i] != pattern(seed, i)) die("%s: byte %zu is 0x%02x, not 0x%02x", what, i, p[i], pattern(seed, i));
+}
+
+/* The next completion, within 10 s. */
+static struct ibv_wc next_wc(void) {
+    struct ibv_wc wc;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int n = ibv_poll_cq(cq, 1, &wc);
+        if (n < 0) die("ibv_poll_cq: %d", n);
+        if (n == 1) return wc;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 10) die("no completion within 10 s");
+    }
+}
+
+static struct ibv_wc expect_wc(enum ibv_wc_opcode op, uint64_t wr_id, const char *what) {
+    struct ibv_wc wc = next_wc();
+    if (wc.status != IBV_WC_SUCCESS) die("%s: status %s", what, ibv_wc_status_str(wc.status));
+    if (wc.opcode != op) die("%s: opcode %d, not %d", what, wc.opcode, op);
+    if (wc.wr_id != wr_id) die("%s: wr_id %llu, not %llu", what, (unsigned long long)wc.wr_id,
+                               (unsigned long long)wr_id);
+    if (wc.qp_num != qp->qp_num) die("%s: qp_num 0x%x, not 0x%x", what, wc.qp_num, qp->qp_num);
+    return wc;
+}
+
+static void post_recv(unsigned slot) {
+    /* Two SGEs per receive: the first 1 KiB, then the rest of the slot. */
+    struct ibv_sge sge[2] = {
+        {(uintptr_t)buf + RECV_AREA + slot * RECV_SLOT, 1024, mr->lkey},
+        {(uintptr_t)buf + RECV_AREA + slot * RECV_SLOT + 1024, RECV_SLOT - 1024, mr->lkey},
+    };
+    struct ibv_recv_wr wr = {.wr_id = 1000 + slot, .sg_list = sge, .num_sge = 2}, *bad;
+    if (ibv_post_recv(qp, &wr, &bad)) die("ibv_post_recv");
+}
+
+static struct ibv_wc expect_recv(unsigned slot, uint32_t len, const char *what) {
+    struct ibv_wc wc = expect_wc(IBV_WC_RECV, 1000 + slot, what);
+    if (wc.byte_len != len) die("%s: byte_len %u, not %u", what, wc.byte_len, len);
+    if (wc.src_qp != peer.qpn) die("%s: src_qp 0x%x, not 0x%x", what, wc.src_qp, peer.qpn);
+    return wc;
+}
+
+static void post_send(struct ibv_send_wr *wr) {
+    struct ibv_send_wr *bad;
+    int rc = ibv_post_send(qp, wr, &bad);
+    if (rc) die("ibv_post_send: %s", strerror(rc));
+}
+
+static int connect_oob(const char *host, const char *port) {
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res;
+    if (getaddrinfo(host, port, &hints, &res)) die("getaddrinfo");
+    int fd = socket(res->ai_family, res->ai_socktype, 0);
+    if (host) {
+        if (connect(fd, res->ai_addr, res->ai_addrlen)) die("connect to %s:%s", host, port);
+    } else {
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 1)) die("listen on %s", port);
+        int c = accept(fd, NULL, NULL);
+        close(fd);
+        fd = c;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+static void sync_oob(int fd) {
+    char c = 's';
+    if (write(fd, &c, 1) != 1 || read(fd, &c, 1) != 1) die("out-of-band sync");
+}
+
+static void bring_up(int fd, int gid_index) {
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+                            .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ};
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+        die("modify to INIT");
+    for (unsigned i = 0; i < NRECV; ++i) post_recv(i);
+    self.qpn = qp->qp_num;
+    self.psn = 4242;
+    self.rkey = mr->rkey;
+    self.addr = (uintptr_t)buf;
+    if (ibv_query_gid(ctx, 1, gid_index, &self.gid)) die("ibv_query_gid");
+    if (write(fd, &self, sizeof self) != sizeof self || read(fd, &peer, sizeof peer) != sizeof peer)
+        die("out-of-band exchange");
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_RTR;
+    a.path_mtu = IBV_MTU_1024;
+    a.dest_qp_num = peer.qpn;
+    a.rq_psn = peer.psn;
+    a.max_dest_rd_atomic = 1;
+    a.min_rnr_timer = 12;
+    a.ah_attr.is_global = 1;
+    a.ah_attr.grh.dgid = peer.gid;
+    a.ah_attr.grh.sgid_index = gid_index;
+    a.ah_attr.grh.hop_limit = 1;
+    a.ah_attr.port_num = 1;
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+        die("modify to RTR");
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_RTS;
+    a.timeout = 14;
+    a.retry_cnt = 7;
+    a.rnr_retry = 7;
+    a.sq_psn = self.psn;
+    a.max_rd_atomic = 1;
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                                  IBV_QP_MAX_QP_RD_ATOMIC))
+        die("modify to RTS");
+}
+
+static void client(void) {
+    /* 1: a send gathered from two SGEs (1000 + 3000 bytes). */
+    fill(buf + SEND_AREA, 4000, 1);
+    struct ibv_sge two[2] = {{(uintptr_t)buf + SEND_AREA, 1000, mr->lkey},
+                             {(uintptr_t)buf + SEND_AREA + 1000, 3000, mr->lkey}};
+    struct ibv_send_wr wr = {.wr_id = 1, .sg_list = two, .num_sge = 2, .opcode = IBV_WR_SEND,
+                             .send_flags = IBV_SEND_SIGNALED};
+    post_send(&wr);
+    expect_wc(IBV_WC_SEND, 1, "send");
+    /* 2: an inline send with immediate data, from a stack buffer reused at once. */
+    uint8_t small[48];
+    fill(small, sizeof small, 2);
+    struct ibv_sge in = {(uintptr_t)small, sizeof small, 0};
+    struct ibv_send_wr imm = {.wr_id = 2, .sg_list = &in, .num_sge = 1, .opcode = IBV_WR_SEND_WITH_IMM,
+                              .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE, .imm_data = htonl(0x12345678)};
+    post_send(&imm);
+    memset(small, 0, sizeof small);
+    expect_wc(IBV_WC_SEND, 2, "inline send with immediate");
+    /* 3: an unsignaled 150 KB write, then a signaled send that must see it. */
+    fill(buf + SOURCE_AREA, 150000, 3);
+    struct ibv_sge w = {(uintptr_t)buf + SOURCE_AREA, 150000, mr->lkey};
+    struct ibv_send_wr write = {.wr_id = 3, .sg_list = &w, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+                                .wr.rdma = {peer.addr + TARGET_AREA, peer.rkey}};
+    struct ibv_sge note = {(uintptr_t)buf + SEND_AREA, 16, mr->lkey};
+    struct ibv_send_wr after = {.wr_id = 4, .sg_list = &note, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                .send_flags = IBV_SEND_SIGNALED};
+    write.next = &after;
+    post_send(&write);
+    expect_wc(IBV_WC_SEND, 4, "send after unsignaled write (no completion for the write)");
+    /* 4: a 64 KiB write with immediate data. */
+    fill(buf + SOURCE_AREA, 65536, 4);
+    struct ibv_sge wi = {(uintptr_t)buf + SOURCE_AREA, 65536, mr->lkey};
+    struct ibv_send_wr wimm = {.wr_id = 5, .sg_list = &wi, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+                               .send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(0xabc),
+                               .wr.rdma = {peer.addr + TARGET_AREA + (160u << 10), peer.rkey}};
+    post_send(&wimm);
+    expect_wc(IBV_WC_RDMA_WRITE, 5, "write with immediate");
+    /* 5: a 100 KB read into two SGEs. */
+    memset(buf + SOURCE_AREA, 0, 100000);
+    struct ibv_sge r[2] = {{(uintptr_t)buf + SOURCE_AREA, 30000, mr->lkey},
+                           {(uintptr_t)buf + SOURCE_AREA + 30000, 70000, mr->lkey}};
+    struct ibv_send_wr read = {.wr_id = 6, .sg_list = r, .num_sge = 2, .opcode = IBV_WR_RDMA_READ,
+                               .send_flags = IBV_SEND_SIGNALED, .wr.rdma = {peer.addr + SOURCE_AREA, peer.rkey}};
+    post_send(&read);
+    /* The server's reply may complete before the read: a receive and a
+     * send queue complete independently. */
+    for (int got = 0; got < 2; ++got) {
+        struct ibv_wc wc = next_wc();
+        if (wc.status != IBV_WC_SUCCESS) die("read or reply: status %s", ibv_wc_status_str(wc.status));
+        if (wc.qp_num != qp->qp_num) die("read or reply: qp_num 0x%x", wc.qp_num);
+        if (wc.opcode == IBV_WC_RDMA_READ && wc.wr_id == 6) {
+            check(buf + SOURCE_AREA, 100000, 5, "read data");
+        } else if (wc.opcode == IBV_WC_RECV && wc.wr_id == 1000) {
+            if (wc.byte_len != 777 || wc.src_qp != peer.qpn) die("reply: byte_len %u, src_qp 0x%x", wc.byte_len, wc.src_qp);
+        } else {
+            die("read or reply: opcode %d, wr_id %llu", wc.opcode, (unsigned long long)wc.wr_id);
+        }
+    }
+    check(buf + RECV_AREA, 777, 6, "reply data");
+}
+
+static void server(void) {
+    fill(buf + SOURCE_AREA, 100000, 5);
+    struct ibv_wc wc = expect_recv(0, 4000, "send");
+    if (wc.wc_flags & IBV_WC_WITH_IMM) die("send: IBV_WC_WITH_IMM set");
+    check(buf + RECV_AREA, 1024, 1, "send data, first SGE");
+    for (unsigned i = 1024; i < 4000; ++i)
+        if (buf[RECV_AREA + i] != pattern(1, i)) die("send data: byte %u", i);
+    wc = expect_recv(1, 48, "inline send with immediate");
+    if (!(wc.wc_flags & IBV_WC_WITH_IMM) || ntohl(wc.imm_data) != 0x12345678)
+        die("inline send: immediate 0x%x, flags 0x%x", ntohl(wc.imm_data), wc.wc_flags);
+    check(buf + RECV_AREA + RECV_SLOT, 48, 2, "inline send data");
+    expect_recv(2, 16, "send after write");
+    check(buf + TARGET_AREA, 150000, 3, "written data seen by the following send");
+    wc = expect_wc(IBV_WC_RECV_RDMA_WITH_IMM, 1003, "write with immediate");
+    if (wc.byte_len != 65536 || !(wc.wc_flags & IBV_WC_WITH_IMM) || ntohl(wc.imm_data) != 0xabc)
+        die("write with immediate: byte_len %u, immediate 0x%x, flags 0x%x", wc.byte_len, ntohl(wc.imm_data),
+            wc.wc_flags);
+    check(buf + TARGET_AREA + (160u << 10), 65536, 4, "written data with immediate");
+    /* The client's read happens meanwhile; then the reply. */
+    fill(buf + SEND_AREA, 777, 6);
+    struct ibv_sge s = {(uintptr_t)buf + SEND_AREA, 777, mr->lkey};
+    struct ibv_send_wr reply = {.wr_id = 7, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                .send_flags = IBV_SEND_SIGNALED};
+    post_send(&reply);
+    expect_wc(IBV_WC_SEND, 7, "reply");
+}
+
+/* -k: the peer is gone; see the top of the file. */
+static void peer_gone(void) {
+    struct ibv_sge first = {(uintptr_t)buf + SEND_AREA, 16, mr->lkey};
+    struct ibv_send_wr hello = {.wr_id = 98, .sg_list = &first, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                .send_flags = IBV_SEND_SIGNALED};
+    post_send(&hello);
+    expect_wc(IBV_WC_SEND, 98, "first message");
+    fill(buf + SOURCE_AREA, 4096, 7);
+    struct ibv_sge w = {(uintptr_t)buf + SOURCE_AREA, 4096, mr->lkey};
+    struct ibv_wc wc;
+    int i;
+    for (i = 0; i < 100000; ++i) {
+        struct ibv_send_wr write = {.wr_id = 100 + i, .sg_list = &w, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+                                    .send_flags = IBV_SEND_SIGNALED, .wr.rdma = {peer.addr + TARGET_AREA, peer.rkey}};
+        post_send(&write);
+        wc = next_wc();
+        if (wc.status != IBV_WC_SUCCESS) break;
+    }
+    if (wc.status != IBV_WC_RETRY_EXC_ERR) die("peer gone: status %s, not retry exceeded", ibv_wc_status_str(wc.status));
+    struct ibv_send_wr again = {.wr_id = 99, .sg_list = &w, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                .send_flags = IBV_SEND_SIGNALED};
+    struct ibv_send_wr *bad;
+    if (ibv_post_send(qp, &again, &bad) == 0) {
+        wc = next_wc();
+        while (wc.wr_id != 99) wc = next_wc();
+        if (wc.status != IBV_WC_WR_FLUSH_ERR) die("after the error: status %s, not flushed", ibv_wc_status_str(wc.status));
+    }
+    struct ibv_qp_attr attr;
+    struct ibv_qp_init_attr init;
+    if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) || attr.qp_state != IBV_QPS_ERR)
+        die("peer gone: QP state %d, not IBV_QPS_ERR", attr.qp_state);
+    struct pollfd p = {ctx->async_fd, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) die("peer gone: no asynchronous event within 10 s");
+    struct ibv_async_event ev;
+    if (ibv_get_async_event(ctx, &ev)) die("ibv_get_async_event");
+    if (ev.event_type != IBV_EVENT_QP_FATAL || ev.element.qp != qp)
+        die("peer gone: event %s, not IBV_EVENT_QP_FATAL of the QP", ibv_event_type_str(ev.event_type));
+    ibv_ack_async_event(&ev);
+    printf("verbs_check client: peer gone after %d writes: retry exceeded, flushed, error state, QP fatal\n", i);
+}
+
+int main(int argc, char **argv) {
+    const char *port = "18515", *dev_name = NULL, *host = NULL;
+    int gid_index = 0, opt, kill_mode = 0;
+    while ((opt = getopt(argc, argv, "p:d:g:k")) != -1) {
+        if (opt == 'k') kill_mode = 1;
+        else if (opt == 'p') port = optarg;
+        else if (opt == 'd') dev_name = optarg;
+        else if (opt == 'g') gid_index = atoi(optarg);
+        else {
+            fprintf(stderr, "usage: verbs_check [-k] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        host = argv[optind];
+        role = "client";
+    }
+    int n = 0;
+    struct ibv_device **list = ibv_get_device_list(&n);
+    if (!list || n == 0) die("no device");
+    struct ibv_device *dev = list[0];
+    for (int i = 0; dev_name && i < n; ++i)
+        if (!strcmp(ibv_get_device_name(list[i]), dev_name)) dev = list[i];
+    if (!(ctx = ibv_open_device(dev))) die("ibv_open_device");
+    if (!(pd = ibv_alloc_pd(ctx))) die("ibv_alloc_pd");
+    if (posix_memalign((void **)&buf, 4096, BUF_SIZE)) die("memory");
+    memset(buf, 0, BUF_SIZE);
+    if (!(mr = ibv_reg_mr(pd, buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                                                 IBV_ACCESS_REMOTE_READ)))
+        die("ibv_reg_mr");
+    if (!(cq = ibv_create_cq(ctx, 256, NULL, NULL, 0))) die("ibv_create_cq");
+    struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+                                  .cap = {.max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 4,
+                                          .max_recv_sge = 4, .max_inline_data = 64}};
+    if (!(qp = ibv_create_qp(pd, &ia))) die("ibv_create_qp");
+    int fd = connect_oob(host, port);
+    bring_up(fd, gid_index);
+    sync_oob(fd);
+    if (kill_mode && !host) {
+        /* One message first: the QP is up (over tent or not) on both sides.
+         * Then leave the client a moment to start writing, and go, with no
+         * goodbye. */
+        expect_recv(0, 16, "first message");
+        usleep(300000);
+        printf("verbs_check server: leaving\n");
+        fflush(stdout);
+        _exit(0);
+    }
+    if (kill_mode) {
+        peer_gone();
+        close(fd);
+        ibv_destroy_qp(qp);
+        ibv_destroy_cq(cq);
+        ibv_dereg_mr(mr);
+        ibv_dealloc_pd(pd);
+        ibv_close_device(ctx);
+        ibv_free_device_list(list);
+        return 0;
+    }
+    if (host) {
+        client();
+        /* fork() in a program using verbs, the child not touching them. */
+        pid_t child = fork();
+        if (child < 0) die("fork");
+        if (child == 0) exit(0);
+        alarm(10);
+        int status = 0;
+        if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            die("the forked child did not exit cleanly (status 0x%x)", status);
+        alarm(0);
+    } else {
+        server();
+    }
+    sync_oob(fd);
+    close(fd);
+    ibv_destroy_qp(qp);
+    ibv_destroy_cq(cq);
+    ibv_dereg_mr(mr);
+    ibv_dealloc_pd(pd);
+    ibv_close_device(ctx);
+    ibv_free_device_list(list);
+    printf("verbs_check %s: ok\n", role);
+    return 0;
+}
