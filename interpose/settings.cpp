@@ -8,6 +8,7 @@
 #include "common/knob_table.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "config/log_setup.h"
 
 namespace tent::interpose {
 
