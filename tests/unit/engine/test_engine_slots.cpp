@@ -35,6 +35,10 @@ Test(engine_slots, low_waits_for_its_slot_only_while_another_process_has_high_pe
     int to_child[2], to_parent[2];
     cr_assert_eq(::pipe(to_child), 0);
     cr_assert_eq(::pipe(to_parent), 0);
+    // No later than the segment's epoch (the child makes it after this), so
+    // "within 2 intervals of created" is in slot 0 or 1 and "2 intervals
+    // after created" may still be slot 2's start at the latest.
+    const auto created = std::chrono::steady_clock::now();
     // Forked before any engine thread exists. The child creates the segment:
     // its first slot (high only) starts now.
     pid_t child = ::fork();
@@ -54,7 +58,6 @@ Test(engine_slots, low_waits_for_its_slot_only_while_another_process_has_high_pe
         ::_exit(0);
     }
     cr_assert_eq(read_byte(to_parent[0]), 'H');
-    const auto created = std::chrono::steady_clock::now();
     Config c = loopback_config();
     (void)c.set(Knob::SharedQuotaShmPath, name, api_source());
     (void)c.set(Knob::SlotRotationIntervalMs, std::to_string(kIntervalMs), api_source());
