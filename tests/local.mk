@@ -58,6 +58,7 @@ CRITERION_TESTS = \
 	tests/unit/metrics/test_registry \
 	tests/unit/metrics/test_prometheus_text \
 	tests/unit/metrics/test_tent_metrics \
+	tests/unit/metrics/test_process_stats \
 	tests/unit/metrics/test_stats_codec \
 	tests/unit/metrics/test_stats_segment \
 	tests/unit/wire/test_frame_roundtrip \

@@ -88,7 +88,9 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
     engine->metrics_.emplace(std::move(*metrics));
     // Like a missing backtrace, a missing stats segment (a second engine in
     // this process wants the same name) is no reason to refuse the data path.
-    if (auto stats = StatsPublisher::from_config(config, engine->metrics_registry_); stats)
+    if (auto stats = StatsPublisher::from_config(config, engine->metrics_registry_,
+                                                  [e = engine.get()](TimePoint now) { return e->process_stats(now); });
+        stats)
         engine->stats_publisher_ = std::move(*stats);
     else
         TENT_WARN("stats-segment-failed", "%s; this engine publishes no stats", stats.status().to_string().c_str());

@@ -115,6 +115,25 @@ Status check_replaceable(const std::string& name) {
     return Status::ok();  // ours, dead, half-made or foreign: replace it
 }
 
+// The data area: u32 table length, the process stats, the metrics.
+Status decode_data(const void* data, std::size_t used, StatsReading& r) {
+    std::uint32_t table_size = 0;
+    if (used < sizeof table_size) return Status(Code::InvalidArgument, "corrupt stats data: no process stats");
+    std::memcpy(&table_size, data, sizeof table_size);
+    const auto* p = static_cast<const char*>(data) + sizeof table_size;
+    const std::size_t left = used - sizeof table_size;
+    if (table_size > left) return Status(Code::InvalidArgument, "corrupt stats data: process stats exceed data");
+    std::size_t table_used = 0;
+    auto process = decode_process_stats(p, table_size, &table_used);
+    if (!process) return process.status();
+    if (table_used != table_size) return Status(Code::InvalidArgument, "corrupt stats data: process stats length");
+    auto metrics = decode_stats(p + table_size, left - table_size);
+    if (!metrics) return metrics.status();
+    r.process = std::move(*process);
+    r.metrics = std::move(*metrics);
+    return Status::ok();
+}
+
 std::int64_t wall_clock_ns() {
     struct timespec ts;
     ::clock_gettime(CLOCK_REALTIME, &ts);
@@ -200,13 +219,26 @@ StatsSegment::~StatsSegment() {
     if (fd_ >= 0) ::close(fd_);
 }
 
-Status StatsSegment::publish(const Registry& registry) { return publish(registry.snapshot()); }
+Status StatsSegment::publish(const Registry& registry, const ProcessStats& process) {
+    return publish(registry.snapshot(), process);
+}
 
-Status StatsSegment::publish(const MetricsSnapshot& snapshot) {
+Status StatsSegment::publish(const MetricsSnapshot& snapshot, const ProcessStats& process) {
     if (owner_ != ::getpid())
         return Status(Code::InvalidArgument, name_ + ": stats segment belongs to pid " +
                                                  std::to_string(owner_) + " (create one per process)");
-    EncodedStats enc = encode_stats(snapshot, capacity_);
+    EncodedStats enc;
+    std::string table = encode_process_stats(process);
+    if (table.size() + sizeof(std::uint32_t) > capacity_ / 2) {
+        table = encode_process_stats(ProcessStats{process.program, process.peers, {}});  // rails left out
+        enc.truncated = true;
+    }
+    const auto table_size = static_cast<std::uint32_t>(table.size());
+    enc.bytes.append(reinterpret_cast<const char*>(&table_size), sizeof table_size);
+    enc.bytes += table;
+    EncodedStats metrics = encode_stats(snapshot, capacity_ - enc.bytes.size());
+    enc.bytes += metrics.bytes;
+    enc.truncated = enc.truncated || metrics.truncated;
     std::vector<std::uint64_t> words(round_up_words(enc.bytes.size()), 0);
     std::memcpy(words.data(), enc.bytes.data(), enc.bytes.size());
 
@@ -270,9 +302,8 @@ Result<StatsReading> StatsSegment::read(const std::string& name, Duration timeou
                     return Status(Code::InvalidArgument, name + ": corrupt stats segment (" +
                                                              std::to_string(used) + " bytes used of " +
                                                              std::to_string(capacity) + ")");
-                auto metrics = decode_stats(copy.data(), used);
-                if (!metrics) return Status(metrics.status().code(), name + ": " + metrics.status().message());
-                r.metrics = std::move(*metrics);
+                if (Status s = decode_data(copy.data(), used, r); !s)
+                    return Status(s.code(), name + ": " + s.message());
                 return r;
             }
         }

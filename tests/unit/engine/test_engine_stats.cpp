@@ -59,6 +59,14 @@ Test(engine_stats, a_live_engine_publishes_its_metrics_at_the_interval) {
         cr_expect_eq(first.pid, ::getpid());
         cr_expect_not(first.truncated);
         cr_expect_neq(first.metrics.find("tent_qos_waited_total"), nullptr, "every family is published");
+        // The rail table beside the metrics: what tentstat shows.
+        cr_expect_eq(first.process.program, std::string(program_invocation_short_name));
+        cr_expect_eq(first.process.peers.size(), 1u);
+        cr_assert_eq(first.process.rails.size(), 1u);
+        cr_expect_eq(first.process.rails[0].name, rail);
+        cr_expect_eq(first.process.rails[0].bytes, src.size());
+        cr_expect_eq(first.process.rails[0].ops, 1u);
+        cr_expect_str_eq(rail_record_state_name(first.process.rails[0]), "healthy");
         // Republished while the engine idles (the progress thread's turns).
         std::uint64_t later = first.publish_count;
         for (int i = 0; i < 200 && later <= first.publish_count + 2; ++i) {

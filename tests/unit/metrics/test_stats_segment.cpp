@@ -208,7 +208,7 @@ Test(stats_segment, missing_foreign_and_other_version_segments_are_clear_errors)
     std::memcpy(&header[8], &version, 4);
     write_segment(other, header.data(), header.size());
     r = StatsSegment::read(other);
-    want = other + ": stats segment version 9, expected 1";
+    want = other + ": stats segment version 9, expected " + std::to_string(kStatsVersion);
     got = r.status().message();
     cr_expect_str_eq(got.c_str(), want.c_str());
     ::shm_unlink(other.c_str());
