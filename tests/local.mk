@@ -161,6 +161,9 @@ SCRIPT_TESTS = \
 	tests/bench/stats.sh \
 	tests/bench/background.sh \
 	tests/bench/gap.sh \
+	tests/tentstat/live.sh \
+	tests/tentstat/watch.sh \
+	tests/tentstat/prometheus.sh \
 	tests/failover/random-errors.sh \
 	tests/failover/rail-pull.sh \
 	tests/failover/flap.sh \
@@ -208,6 +211,7 @@ TEST_DATA_FILES = \
 	tests/lib/common.sh \
 	tests/bench/lib.sh \
 	tests/failover/lib.sh \
+	tests/tentstat/lib.sh \
 	tests/netns/lib.sh \
 	tests/simverbs/check/lib.sh \
 	tests/simverbs/check/fake_ctl_server.py \

@@ -63,7 +63,9 @@ std::vector<ProcessEntry> collect(const std::string& prefix, std::optional<long>
         if (!r) {
             if (r.status().code() == Code::NotFound) continue;  // it exited meanwhile
             e.kind = ProcessEntry::Kind::Unreadable;
+            // The segment's name is shown beside it already.
             e.problem = r.status().message();
+            if (e.problem.starts_with(name + ": ")) e.problem.erase(0, name.size() + 2);
         } else {
             e.reading = std::move(*r);
             // /proc's comm is cut at 15 characters.

@@ -49,7 +49,8 @@ std::string render_json(const std::vector<ProcessEntry>& entries, std::int64_t n
                 const RailRecord& r = p.rails[i];
                 s += std::string(i ? "," : "") + "{\"name\":" + str(r.name) + ",\"peer\":" + str(r.peer) +
                      ",\"transport\":" + str(r.transport) + ",\"state\":" + str(rail_record_state_name(r)) +
-                     ",\"paused_seconds_left\":" + num(r.paused_seconds_left) + ",\"health\":" +
+                     ",\"paused_seconds_left\":" + num(r.paused_seconds_left) +
+                     ",\"awaiting_port\":" + (r.awaiting_port ? "true" : "false") + ",\"health\":" +
                      std::to_string(r.health) + ",\"bytes\":" + num(r.bytes) +
                      ",\"bytes_per_second\":" + num(r.bytes_per_second) + ",\"ops\":" + num(r.ops) +
                      ",\"errors\":" + num(r.errors) + ",\"failovers_from\":" + num(r.failovers_from) +

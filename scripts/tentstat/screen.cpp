@@ -41,7 +41,11 @@ std::string seconds(double s) {
 
 std::string state_text(const RailRecord& r) {
     std::string s = rail_record_state_name(r);
-    if (r.state == RailState::Paused && r.paused_seconds_left > 0) s += " " + seconds(r.paused_seconds_left);
+    if (r.state != RailState::Paused) return s;
+    if (r.awaiting_port)
+        s += " (port)";
+    else if (r.paused_seconds_left > 0)
+        s += " " + seconds(r.paused_seconds_left);
     return s;
 }
 
@@ -82,8 +86,7 @@ std::string render_screen(const std::vector<ProcessEntry>& entries, std::int64_t
         out += "\n";
         const std::string pid = "PID " + std::to_string(e.pid);
         if (e.kind == ProcessEntry::Kind::Gone) {
-            line(out, pid + "  gone: the process exited; " +
-                          (e.cleaned ? "its leftover segment " + e.segment + " was removed" : e.problem), width);
+            line(out, pid + "  gone: exited; " + (e.cleaned ? "its leftover segment was removed" : e.problem), width);
             continue;
         }
         if (e.kind == ProcessEntry::Kind::Unreadable) {

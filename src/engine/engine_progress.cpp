@@ -173,10 +173,15 @@ ProcessStats Engine::process_stats(TimePoint now) const {
             rec.peer = conn->peer.hostname;
             rec.name = r.rail.rail->name();
             rec.transport = transport_kind_name(r.rail.rail->kind());
-            rec.state = usable(r) ? monitor_->state(r.monitor_id, now) : RailState::Paused;
-            rec.probing = r.care != RailCare::InUse;
-            if (auto until = monitor_->paused_until(r.monitor_id, now); until && rec.state == RailState::Paused)
-                rec.paused_seconds_left = std::max(0.0, std::chrono::duration<double>(*until - now).count());
+            rec.state = monitor_->state(r.monitor_id, now);
+            rec.probing = !usable(r);
+            // A pause with no end time waits for a port event (rail_monitor.h).
+            if (rec.state == RailState::Paused) {
+                if (auto until = monitor_->paused_until(r.monitor_id, now))
+                    rec.paused_seconds_left = std::max(0.0, std::chrono::duration<double>(*until - now).count());
+                else
+                    rec.awaiting_port = true;
+            }
             rec.health = monitor_->health_score(r.monitor_id, now);
             rec.bytes = r.bytes;
             rec.ops = r.ops;

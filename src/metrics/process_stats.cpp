@@ -15,7 +15,9 @@ Status corrupt(const char* what) {
 } // namespace
 
 const char* rail_record_state_name(const RailRecord& rail) {
-    return rail.probing ? "probing" : rail_state_name(rail.state);
+    // A pause says more (its time left) than the probe that may end it.
+    if (rail.state != RailState::Paused && rail.probing) return "probing";
+    return rail_state_name(rail.state);
 }
 
 void derive_rates(const ProcessStats& before, std::int64_t before_ns, ProcessStats& now, std::int64_t now_ns) {
@@ -52,6 +54,7 @@ std::string encode_process_stats(const ProcessStats& stats) {
         put_bytes<std::uint8_t>(b, static_cast<std::uint8_t>(r.state));
         put_bytes<std::uint8_t>(b, r.probing ? 1 : 0);
         put_bytes<double>(b, r.paused_seconds_left);
+        put_bytes<std::uint8_t>(b, r.awaiting_port ? 1 : 0);
         put_bytes<std::int32_t>(b, r.health);
         for (std::uint64_t v : {r.bytes, r.ops, r.errors, r.failovers_from, r.failovers_to}) put_bytes(b, v);
         put_bytes<std::uint32_t>(b, r.pauses_in_a_row);
@@ -74,18 +77,19 @@ Result<ProcessStats> decode_process_stats(const void* data, std::size_t size, st
     std::uint32_t rails;
     if (!r.get(&rails)) return corrupt("no rail count");
     // The smallest rail record: four empty strings and the fixed fields.
-    constexpr std::size_t kMinRail = 4 * 2 + 2 + 8 + 4 + 5 * 8 + 4 + 8 + 8;
+    constexpr std::size_t kMinRail = 4 * 2 + 3 + 8 + 4 + 5 * 8 + 4 + 8 + 8;
     if (rails > r.left() / kMinRail) return corrupt("rail count exceeds data");
     p.rails.resize(rails);
     for (auto& rail : p.rails) {
-        std::uint8_t state, probing;
+        std::uint8_t state, probing, awaiting_port;
         std::int32_t health;
         if (!r.get_str(&rail.peer) || !r.get_str(&rail.name) || !r.get_str(&rail.transport) || !r.get(&state) ||
-            !r.get(&probing) || !r.get(&rail.paused_seconds_left) || !r.get(&health))
+            !r.get(&probing) || !r.get(&rail.paused_seconds_left) || !r.get(&awaiting_port) || !r.get(&health))
             return corrupt("truncated rail");
         if (state > static_cast<std::uint8_t>(RailState::Paused)) return corrupt("bad rail state");
         rail.state = static_cast<RailState>(state);
         rail.probing = probing != 0;
+        rail.awaiting_port = awaiting_port != 0;
         rail.health = health;
         for (std::uint64_t* v : {&rail.bytes, &rail.ops, &rail.errors, &rail.failovers_from, &rail.failovers_to})
             if (!r.get(v)) return corrupt("truncated rail counters");

@@ -19,9 +19,10 @@ struct RailRecord {
     std::string peer;       // the peer's host name
     std::string name;       // readable rail name: "mlx5_0:1 -> hostb mlx5_0:1"
     std::string transport;  // transport_kind_name(): "verbs", "tcp"
-    RailState state = RailState::Healthy;
-    bool probing = false;            // out of service, being tested by a probe or re-armed
+    RailState state = RailState::Healthy;  // the health monitor's verdict
+    bool probing = false;            // failed: out of service, being re-armed and tested by a probe
     double paused_seconds_left = 0;  // until the cooldown ends; 0 unless paused
+    bool awaiting_port = false;      // paused by a port event: back when the port is, not at a time
     int health = 0;                  // health score, 0..1000
     std::uint64_t bytes = 0, ops = 0, errors = 0;
     std::uint64_t failovers_from = 0;  // pieces moved off this rail after a failure
@@ -50,7 +51,7 @@ void derive_rates(const ProcessStats& before, std::int64_t before_ns, ProcessSta
 
 // Byte format (stats_codec.h conventions): str program, u16 peer count,
 // str peer..., u32 rail count, per rail: str peer, str name, str transport,
-// u8 state, u8 probing, f64 paused_seconds_left, i32 health, u64 bytes, ops, errors,
+// u8 state, u8 probing, f64 paused_seconds_left, u8 awaiting_port, i32 health, u64 bytes, ops, errors,
 // failovers_from, failovers_to, u32 pauses_in_a_row, f64 bytes_per_second,
 // str last_error, i64 last_error_time_ns.
 std::string encode_process_stats(const ProcessStats& stats);

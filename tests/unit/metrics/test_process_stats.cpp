@@ -26,6 +26,7 @@ ProcessStats sample_table() {
     a.bytes = 1u << 30;
     a.ops = 16384;
     a.failovers_to = 3;
+    a.awaiting_port = true;
     RailRecord b = a;
     b.name = "mlx5_1:1 -> nodeb mlx5_1:1";
     b.state = RailState::Paused;
@@ -47,6 +48,7 @@ void expect_same(const RailRecord& x, const RailRecord& y) {
     cr_expect_eq(x.state, y.state);
     cr_expect_eq(x.probing, y.probing);
     cr_expect_eq(x.paused_seconds_left, y.paused_seconds_left);
+    cr_expect_eq(x.awaiting_port, y.awaiting_port);
     cr_expect_eq(x.health, y.health);
     cr_expect_eq(x.bytes, y.bytes);
     cr_expect_eq(x.ops, y.ops);
