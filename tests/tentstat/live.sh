@@ -54,8 +54,6 @@ assert down["errors"] > 0 and down["failovers_from"] > 0, down
 assert down["last_error"] != "" and down["last_error_time"] > 0, down
 assert sum(r["failovers_to"] for r in p["rails"]) > 0, p["rails"]
 PY
-finish
-check_clean
 echo "ok: live processes listed; client rail mlx5_1 shown paused with ${left}s left"
 
 # A process killed with SIGKILL leaves its segment: shown gone, then removed.
