@@ -21,7 +21,8 @@ namespace {
 
 const char kUsage[] =
     "usage: tentstat [options] [PID]\n"
-    "Shows every tent process on this host that publishes stats (stats_enable)\n"
+    "Shows every tent process on this host that publishes stats (stats_enable,\n"
+    "on by default)\n"
     "and each of its rails: state, time left of a pause, health, bytes, bytes/s,\n"
     "operations, errors, failovers from and to it, pauses in a row, last error.\n"
     "\n"

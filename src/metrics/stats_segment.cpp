@@ -102,8 +102,22 @@ Status open_view(const std::string& name, View& v) {
     return Status::ok();
 }
 
-// Another live process's segment must not be taken over.
+// The segments this process created and still has: a second engine of the
+// process must not take over the first one's (its pid is ours, so the
+// header alone cannot tell it from a dead process's leftover).
+std::mutex g_ours_mutex;
+std::vector<std::string>& ours() {
+    static std::vector<std::string> names;
+    return names;
+}
+bool is_ours(const std::string& name) {
+    std::lock_guard lock(g_ours_mutex);
+    return std::find(ours().begin(), ours().end(), name) != ours().end();
+}
+
+// Another live process's segment, or another of this process's, must not be taken over.
 Status check_replaceable(const std::string& name) {
+    if (is_ours(name)) return Status(Code::AlreadyExists, name + ": stats segment in use by this process");
     View v;
     Status s = open_view(name, v);
     if (s.is_ok()) {
@@ -154,6 +168,7 @@ std::uint64_t* StatsSegment::data_words() const {
 Result<std::unique_ptr<StatsSegment>> StatsSegment::create(const std::string& name,
                                                            std::size_t capacity) {
     if (Status s = check_name(name); !s) return s;
+    if (is_ours(name)) return Status(Code::AlreadyExists, name + ": stats segment in use by this process");
     capacity = round_up_words(std::max<std::size_t>(capacity, 64)) * kWord;
     const std::size_t size = sizeof(StatsHeader) + capacity;
 
@@ -183,6 +198,10 @@ Result<std::unique_ptr<StatsSegment>> StatsSegment::create(const std::string& na
     h->capacity = capacity;
     h->magic.store(kStatsMagic, std::memory_order_release);
     auto seg = std::make_unique<StatsSegment>(Key{}, name, fd, base, size, capacity);
+    {
+        std::lock_guard lock(g_ours_mutex);
+        ours().push_back(name);
+    }
     // An empty snapshot, so readers never see undecodable data.
     if (Status s = seg->publish(MetricsSnapshot{}); !s) return s;
     store_word(&h->publish_count, 0);
@@ -214,6 +233,11 @@ std::vector<std::string> StatsSegment::list(const std::string& prefix) {
 }
 
 StatsSegment::~StatsSegment() {
+    {
+        std::lock_guard lock(g_ours_mutex);
+        auto it = std::find(ours().begin(), ours().end(), name_);
+        if (it != ours().end()) ours().erase(it);
+    }
     if (owner_ == ::getpid()) ::shm_unlink(name_.c_str());
     if (base_) ::munmap(base_, size_);
     if (fd_ >= 0) ::close(fd_);
