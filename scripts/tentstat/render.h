@@ -16,8 +16,8 @@ std::string render_json(const std::vector<ProcessEntry>& entries, std::int64_t n
 // Every live process's rails and metrics, labelled with its pid.
 MetricsSnapshot prometheus_snapshot(const std::vector<ProcessEntry>& entries);
 
-// 1234 -> "1.2K", in powers of 1024 for bytes ("1.2Ki" style is left to
-// tools that chart; a person reads "1.2G").
-std::string human(double value);
+// 1234 -> "1.2K": bytes in powers of 1024 (a person reads "1.2G", not
+// "1.2Gi"), counts in powers of 1000.
+std::string human(double value, double base = 1024);
 
 } // namespace tent::tentstat

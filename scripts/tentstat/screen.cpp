@@ -59,11 +59,11 @@ void line(std::string& out, const std::string& text, std::size_t width) { out +=
 
 } // namespace
 
-std::string human(double value) {
+std::string human(double value, double base) {
     const char* units[] = {"", "K", "M", "G", "T", "P"};
     std::size_t u = 0;
-    while (value >= 1024 && u + 1 < sizeof units / sizeof *units) {
-        value /= 1024;
+    while (value >= base && u + 1 < sizeof units / sizeof *units) {
+        value /= base;
         ++u;
     }
     char buf[32];
@@ -107,7 +107,7 @@ std::string render_screen(const std::vector<ProcessEntry>& entries, std::int64_t
             line(out, "  " + pad(r.name, 36) + " " + pad(state_text(r), 14) + " " +
                           pad_left(std::to_string(r.health), 6) + " " + pad_left(human(static_cast<double>(r.bytes)), 8) +
                           " " + pad_left(human(r.bytes_per_second), 9), width);
-            line(out, "    ops " + human(static_cast<double>(r.ops)) + "  errors " + std::to_string(r.errors) +
+            line(out, "    ops " + human(static_cast<double>(r.ops), 1000) + "  errors " + std::to_string(r.errors) +
                           "  failovers from " + std::to_string(r.failovers_from) + " to " +
                           std::to_string(r.failovers_to) + "  pauses in a row " + std::to_string(r.pauses_in_a_row),
                  width);
