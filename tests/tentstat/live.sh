@@ -22,6 +22,11 @@ listed() {
         grep -q "^PID $server_pid  tent-bench  peers: " "$tmp/screen.txt"
 }
 wait_for 5 listed || { cat "$tmp/screen.txt" >&2; fail "tentstat does not list both tent-bench processes"; }
+# Rail names a person reads (issue 21, point 4): the verbs rails with the
+# peer's host, the TCP rail's addresses, '<-' on the side that accepted it.
+for want in '^  mlx5_0:1 -> [^ ]+ mlx5_0:1 ' '^  tcp 127\.0\.0\.1 -> 127\.0\.0\.1:[0-9]+ ' '^  tcp 127\.0\.0\.1 <- 127\.0\.0\.1:[0-9]+ '; do
+    grep -qE "$want" "$tmp/screen.txt" || { cat "$tmp/screen.txt" >&2; fail "no rail named like /$want/"; }
+done
 
 # A third of the completions on the client's mlx5_1 fail: the rail is
 # paused, its cooldown (rail_cooldown_secs, doubling per pause) counting down.
