@@ -29,3 +29,12 @@ engine_overhead_SOURCES = scripts/engine-overhead/engine_overhead.cpp \
 	tests/support/loopback_provider.h tests/support/loopback_provider.cpp
 engine_overhead_CPPFLAGS = $(TENT_CPPFLAGS) $(DEP_CFLAGS)
 engine_overhead_LDADD = libtentcore.la $(DEP_LIBS)
+
+# tentstat: every tent process's rails, from the stats segments (tentstat(1))
+bin_PROGRAMS += tentstat
+tentstat_SOURCES = scripts/tentstat/tentstat.cpp scripts/tentstat/collect.h scripts/tentstat/collect.cpp \
+	scripts/tentstat/render.h scripts/tentstat/screen.cpp scripts/tentstat/json.cpp \
+	scripts/tentstat/prometheus.cpp scripts/tentstat/output.h scripts/tentstat/output.cpp
+tentstat_CPPFLAGS = $(TENT_CPPFLAGS) -I$(top_srcdir)/scripts $(DEP_CFLAGS)
+tentstat_LDADD = libtentcore.la $(DEP_LIBS)
+dist_man_MANS += man/tentstat.1

@@ -59,6 +59,7 @@ CRITERION_TESTS = \
 	tests/unit/metrics/test_registry \
 	tests/unit/metrics/test_prometheus_text \
 	tests/unit/metrics/test_tent_metrics \
+	tests/unit/metrics/test_process_stats \
 	tests/unit/metrics/test_stats_codec \
 	tests/unit/metrics/test_stats_segment \
 	tests/unit/wire/test_frame_roundtrip \
@@ -165,6 +166,9 @@ SCRIPT_TESTS = \
 	tests/bench/stats.sh \
 	tests/bench/background.sh \
 	tests/bench/gap.sh \
+	tests/tentstat/live.sh \
+	tests/tentstat/watch.sh \
+	tests/tentstat/prometheus.sh \
 	tests/failover/random-errors.sh \
 	tests/failover/rail-pull.sh \
 	tests/failover/flap.sh \
@@ -230,6 +234,7 @@ TEST_DATA_FILES = \
 	tests/lib/common.sh \
 	tests/bench/lib.sh \
 	tests/failover/lib.sh \
+	tests/tentstat/lib.sh \
 	tests/netns/lib.sh \
 	tests/simverbs/check/lib.sh \
 	tests/simverbs/check/fake_ctl_server.py \

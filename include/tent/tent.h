@@ -118,7 +118,7 @@ typedef struct tent_completion {
 typedef struct tent_rail_stats {
     tent_peer_t *peer;
     uint16_t rail_id;
-    char name[96];       /* e.g. "tcp 10.0.0.1->10.0.0.2:7000" */
+    char name[96];       /* e.g. "mlx5_0:1 -> nodeb mlx5_0:1", "tcp 10.0.0.1 -> 10.0.0.2:7000" */
     tent_transport_t transport;
     int state;           /* 0 healthy, 1 degraded, 2 paused */
     uint64_t ops;        /* operations completed successfully */

@@ -56,6 +56,7 @@ struct RailSlot {
     std::array<Counter*, kPriorityCount> held_counters{};
     double ewma_bw = 0.0;      // bytes/s, 0 = not measured yet
     std::uint64_t ops = 0, bytes = 0, errors = 0, failovers = 0;
+    std::uint64_t failovers_in = 0;  // pieces moved onto this rail from a failed one
     // Failover layer.
     RailCare care = RailCare::InUse;
     std::size_t inflight_ops = 0;  // posted, not completed (probes included)

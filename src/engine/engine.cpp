@@ -86,10 +86,15 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
     auto metrics = TentMetrics::create(engine->metrics_registry_);
     if (!metrics) return metrics.status();
     engine->metrics_.emplace(std::move(*metrics));
-    // Like a missing backtrace, a missing stats segment (a second engine in
-    // this process wants the same name) is no reason to refuse the data path.
-    if (auto stats = StatsPublisher::from_config(config, engine->metrics_registry_); stats)
+    // Like a missing backtrace, a missing stats segment is no reason to
+    // refuse the data path. A second engine of a process finds the name
+    // taken by the first: normal (stats are on by default), so not a warning.
+    if (auto stats = StatsPublisher::from_config(config, engine->metrics_registry_,
+                                                  [e = engine.get()](TimePoint now) { return e->process_stats(now); });
+        stats)
         engine->stats_publisher_ = std::move(*stats);
+    else if (stats.status().code() == Code::AlreadyExists)
+        TENT_INFO("stats-segment-failed", "%s; this engine publishes no stats", stats.status().to_string().c_str());
     else
         TENT_WARN("stats-segment-failed", "%s; this engine publishes no stats", stats.status().to_string().c_str());
     if (Status s = engine->start(); !s) return s;

@@ -67,6 +67,7 @@
 #include "engine/engine_types.h"
 #include "engine/memory_registry.h"
 #include "common/unique_fd.h"
+#include "metrics/process_stats.h"
 #include "metrics/registry.h"
 #include "metrics/tent_metrics.h"
 #include "policy/device_selector.h"
@@ -170,6 +171,8 @@ private:
     void publish_pending();
     // stats_enable: the stats segment, at most every stats_publish_interval_ms.
     void publish_stats(TimePoint now);
+    // The rail table of the stats segment (metrics/process_stats.h).
+    ProcessStats process_stats(TimePoint now) const;
     // Drive lock held: whether the driver may sleep now, and on what. False:
     // run another turn at once (work found, spinning, work queued).
     bool prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms);

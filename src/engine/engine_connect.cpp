@@ -190,7 +190,8 @@ void Engine::add_rail(Connection& conn, NewRail rail) {
     if (faults_ && faults_->applies_to(rail.rail->kind(), rail.rail->name()))
         rail.rail = std::make_unique<FaultRail>(std::move(rail.rail), *faults_,
                                                 fault_state_for(faults_->seed, fault_rails_++), clock_);
-    RailEndpoints ep{rail.local_device, rail.local_port, peer_name(conn), rail.remote_device, rail.remote_port};
+    RailEndpoints ep{rail.local_device, rail.local_port, peer_name(conn), rail.remote_device, rail.remote_port,
+                     rail.rail->name()};
     RailSlot slot;
     slot.monitor_id = monitor_->add_rail(ep, clock_.now());
     if (monitor_names_.size() <= slot.monitor_id) monitor_names_.resize(slot.monitor_id + 1);

@@ -110,6 +110,7 @@ void Engine::place_piece(Connection& conn, Op& op, std::size_t chunk, const Stat
               to_rail.name().c_str(), static_cast<unsigned long long>(length),
               static_cast<unsigned long long>(op.chunks[chunk].offset), static_cast<unsigned long long>(op.id));
     op.chunks[chunk].rail = *to;
+    ++conn.rails[*to].failovers_in;
     post_chunk(op, chunk);
 }
 

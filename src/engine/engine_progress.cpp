@@ -163,6 +163,41 @@ void Engine::publish_stats(TimePoint now) {
         TENT_WARN("stats-publish-failed", "%s", published.status().to_string().c_str());
 }
 
+ProcessStats Engine::process_stats(TimePoint now) const {
+    ProcessStats p;
+    p.program = program_invocation_short_name;
+    for (const auto& [id, conn] : connections_) {
+        p.peers.push_back(conn->peer.hostname);
+        for (const auto& r : conn->rails) {
+            RailRecord rec;
+            rec.peer = conn->peer.hostname;
+            rec.name = r.rail.rail->name();
+            rec.transport = transport_kind_name(r.rail.rail->kind());
+            rec.state = monitor_->state(r.monitor_id, now);
+            rec.probing = !usable(r);
+            // A pause with no end time waits for a port event (rail_monitor.h).
+            if (rec.state == RailState::Paused) {
+                if (auto until = monitor_->paused_until(r.monitor_id, now))
+                    rec.paused_seconds_left = std::max(0.0, std::chrono::duration<double>(*until - now).count());
+                else
+                    rec.awaiting_port = true;
+            }
+            rec.health = monitor_->health_score(r.monitor_id, now);
+            rec.bytes = r.bytes;
+            rec.ops = r.ops;
+            rec.errors = r.errors;
+            rec.failovers_from = r.failovers;
+            rec.failovers_to = r.failovers_in;
+            rec.pauses_in_a_row = monitor_->pause_level(r.monitor_id, now);
+            rec.last_error = r.last_failure;
+            p.rails.push_back(std::move(rec));
+        }
+    }
+    std::sort(p.peers.begin(), p.peers.end());
+    p.peers.erase(std::unique(p.peers.begin(), p.peers.end()), p.peers.end());
+    return p;
+}
+
 void Engine::accept_connections() {
     for (;;) {
         int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);

@@ -17,7 +17,8 @@ double usecs(Duration d) { return std::chrono::duration<double, std::micro>(d).c
 } // namespace
 
 std::string RailEndpoints::name() const {
-    return local_device + ":" + std::to_string(local_port) + "->" + remote_peer + "/" + remote_device + ":" +
+    if (!label.empty()) return label;
+    return local_device + ":" + std::to_string(local_port) + " -> " + remote_peer + " " + remote_device + ":" +
            std::to_string(remote_port);
 }
 

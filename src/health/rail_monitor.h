@@ -47,7 +47,10 @@ struct RailEndpoints {
     std::string remote_peer;    // a stable name of the peer process or host
     std::string remote_device;  // the peer's device
     int remote_port = 1;
-    // "mlx5_0:1->peer/mlx5_1:1", for logs.
+    // The rail's own readable name (Rail::name(): "mlx5_0:1 -> nodeb mlx5_1:1",
+    // "tcp 10.0.0.1 -> 10.0.0.2:7000"), for logs; empty: built from the ends.
+    std::string label;
+    // label, or "mlx5_0:1 -> peer mlx5_1:1".
     std::string name() const;
 };
 

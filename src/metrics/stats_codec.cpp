@@ -1,5 +1,7 @@
 #include "metrics/stats_codec.h"
 
+#include "metrics/byte_codec.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -7,55 +9,15 @@
 namespace tent {
 namespace {
 
-constexpr std::size_t kMaxString = 0xffff;
 constexpr std::size_t kMaxLabels = 0xff;
-
-template <typename T>
-void put(std::string& out, T v) {
-    out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-
-void put_str(std::string& out, const std::string& s) {
-    const std::size_t n = std::min(s.size(), kMaxString);
-    put<std::uint16_t>(out, static_cast<std::uint16_t>(n));
-    out.append(s.data(), n);
-}
 
 std::string encode_sample(const Sample& s, std::size_t label_count) {
     std::string out;
     for (std::size_t i = 0; i < label_count; ++i)
-        put_str(out, i < s.label_values.size() ? s.label_values[i] : std::string());
-    put<double>(out, s.value);
+        put_string(out, i < s.label_values.size() ? s.label_values[i] : std::string());
+    put_bytes<double>(out, s.value);
     return out;
 }
-
-class Reader {
-public:
-    Reader(const void* data, std::size_t size)
-        : p_(static_cast<const unsigned char*>(data)), left_(size) {}
-
-    template <typename T>
-    bool get(T* v) {
-        if (left_ < sizeof(T)) return false;
-        std::memcpy(v, p_, sizeof(T));
-        p_ += sizeof(T);
-        left_ -= sizeof(T);
-        return true;
-    }
-    bool get_str(std::string* s) {
-        std::uint16_t n;
-        if (!get(&n) || left_ < n) return false;
-        s->assign(reinterpret_cast<const char*>(p_), n);
-        p_ += n;
-        left_ -= n;
-        return true;
-    }
-    std::size_t left() const { return left_; }
-
-private:
-    const unsigned char* p_;
-    std::size_t left_;
-};
 
 Status corrupt(const char* what) {
     return Status(Code::InvalidArgument, std::string("corrupt stats data: ") + what);
@@ -70,18 +32,18 @@ EncodedStats encode_stats(const MetricsSnapshot& snapshot, std::size_t max_bytes
         return out;
     }
     std::string& b = out.bytes;
-    put<std::uint32_t>(b, 0);  // family count, patched below
+    put_bytes<std::uint32_t>(b, 0);  // family count, patched below
     std::uint32_t families = 0;
     for (const auto& f : snapshot.families) {
         const std::size_t labels = std::min(f.label_names.size(), kMaxLabels);
         std::string head;
-        put<std::uint8_t>(head, static_cast<std::uint8_t>(f.type));
-        put_str(head, f.name);
-        put_str(head, f.help);
-        put<std::uint8_t>(head, static_cast<std::uint8_t>(labels));
-        for (std::size_t i = 0; i < labels; ++i) put_str(head, f.label_names[i]);
+        put_bytes<std::uint8_t>(head, static_cast<std::uint8_t>(f.type));
+        put_string(head, f.name);
+        put_string(head, f.help);
+        put_bytes<std::uint8_t>(head, static_cast<std::uint8_t>(labels));
+        for (std::size_t i = 0; i < labels; ++i) put_string(head, f.label_names[i]);
         const std::size_t count_at = head.size();
-        put<std::uint32_t>(head, 0);  // sample count, patched below
+        put_bytes<std::uint32_t>(head, 0);  // sample count, patched below
         if (b.size() + head.size() > max_bytes) {
             out.truncated = true;
             break;
@@ -107,7 +69,7 @@ EncodedStats encode_stats(const MetricsSnapshot& snapshot, std::size_t max_bytes
 }
 
 Result<MetricsSnapshot> decode_stats(const void* data, std::size_t size) {
-    Reader r(data, size);
+    ByteReader r(data, size);
     MetricsSnapshot snap;
     std::uint32_t families;
     if (!r.get(&families)) return corrupt("no family count");

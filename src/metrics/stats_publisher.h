@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,13 +26,18 @@ std::string stats_segment_name(const std::string& prefix, pid_t pid);
 // True when nothing was published yet or `interval` has passed since `last`.
 bool publish_due(std::optional<TimePoint> last, TimePoint now, Duration interval);
 
+// Builds the process's rail table (process_stats.h) when a publication is due.
+using ProcessSource = std::function<ProcessStats(TimePoint now)>;
+
 class StatsPublisher {
 public:
     // nullptr (and ok) when stats_enable is false. `registry` must outlive the publisher.
-    static Result<std::unique_ptr<StatsPublisher>> from_config(const Config& config,
-                                                               const Registry& registry);
+    // `source` may be empty: no rail table.
+    static Result<std::unique_ptr<StatsPublisher>> from_config(const Config& config, const Registry& registry,
+                                                               ProcessSource source = {});
 
-    StatsPublisher(const Registry& registry, std::unique_ptr<StatsSegment> segment, Duration interval);
+    StatsPublisher(const Registry& registry, std::unique_ptr<StatsSegment> segment, Duration interval,
+                   ProcessSource source);
 
     // Publishes if due; true when it did.
     Result<bool> maybe_publish(TimePoint now);
@@ -43,6 +50,9 @@ private:
     std::unique_ptr<StatsSegment> segment_;
     Duration interval_;
     std::optional<TimePoint> last_;
+    ProcessSource source_;
+    ProcessStats previous_;  // the last published table, for derive_rates()
+    std::int64_t previous_ns_ = 0;
 };
 
 } // namespace tent

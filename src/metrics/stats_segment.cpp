@@ -102,8 +102,22 @@ Status open_view(const std::string& name, View& v) {
     return Status::ok();
 }
 
-// Another live process's segment must not be taken over.
+// The segments this process created and still has: a second engine of the
+// process must not take over the first one's (its pid is ours, so the
+// header alone cannot tell it from a dead process's leftover).
+std::mutex g_ours_mutex;
+std::vector<std::string>& ours() {
+    static std::vector<std::string> names;
+    return names;
+}
+bool is_ours(const std::string& name) {
+    std::lock_guard lock(g_ours_mutex);
+    return std::find(ours().begin(), ours().end(), name) != ours().end();
+}
+
+// Another live process's segment, or another of this process's, must not be taken over.
 Status check_replaceable(const std::string& name) {
+    if (is_ours(name)) return Status(Code::AlreadyExists, name + ": stats segment in use by this process");
     View v;
     Status s = open_view(name, v);
     if (s.is_ok()) {
@@ -113,6 +127,25 @@ Status check_replaceable(const std::string& name) {
                           name + ": stats segment in use by pid " + std::to_string(pid));
     }
     return Status::ok();  // ours, dead, half-made or foreign: replace it
+}
+
+// The data area: u32 table length, the process stats, the metrics.
+Status decode_data(const void* data, std::size_t used, StatsReading& r) {
+    std::uint32_t table_size = 0;
+    if (used < sizeof table_size) return Status(Code::InvalidArgument, "corrupt stats data: no process stats");
+    std::memcpy(&table_size, data, sizeof table_size);
+    const auto* p = static_cast<const char*>(data) + sizeof table_size;
+    const std::size_t left = used - sizeof table_size;
+    if (table_size > left) return Status(Code::InvalidArgument, "corrupt stats data: process stats exceed data");
+    std::size_t table_used = 0;
+    auto process = decode_process_stats(p, table_size, &table_used);
+    if (!process) return process.status();
+    if (table_used != table_size) return Status(Code::InvalidArgument, "corrupt stats data: process stats length");
+    auto metrics = decode_stats(p + table_size, left - table_size);
+    if (!metrics) return metrics.status();
+    r.process = std::move(*process);
+    r.metrics = std::move(*metrics);
+    return Status::ok();
 }
 
 std::int64_t wall_clock_ns() {
@@ -135,6 +168,7 @@ std::uint64_t* StatsSegment::data_words() const {
 Result<std::unique_ptr<StatsSegment>> StatsSegment::create(const std::string& name,
                                                            std::size_t capacity) {
     if (Status s = check_name(name); !s) return s;
+    if (is_ours(name)) return Status(Code::AlreadyExists, name + ": stats segment in use by this process");
     capacity = round_up_words(std::max<std::size_t>(capacity, 64)) * kWord;
     const std::size_t size = sizeof(StatsHeader) + capacity;
 
@@ -164,6 +198,10 @@ Result<std::unique_ptr<StatsSegment>> StatsSegment::create(const std::string& na
     h->capacity = capacity;
     h->magic.store(kStatsMagic, std::memory_order_release);
     auto seg = std::make_unique<StatsSegment>(Key{}, name, fd, base, size, capacity);
+    {
+        std::lock_guard lock(g_ours_mutex);
+        ours().push_back(name);
+    }
     // An empty snapshot, so readers never see undecodable data.
     if (Status s = seg->publish(MetricsSnapshot{}); !s) return s;
     store_word(&h->publish_count, 0);
@@ -195,18 +233,36 @@ std::vector<std::string> StatsSegment::list(const std::string& prefix) {
 }
 
 StatsSegment::~StatsSegment() {
+    {
+        std::lock_guard lock(g_ours_mutex);
+        auto it = std::find(ours().begin(), ours().end(), name_);
+        if (it != ours().end()) ours().erase(it);
+    }
     if (owner_ == ::getpid()) ::shm_unlink(name_.c_str());
     if (base_) ::munmap(base_, size_);
     if (fd_ >= 0) ::close(fd_);
 }
 
-Status StatsSegment::publish(const Registry& registry) { return publish(registry.snapshot()); }
+Status StatsSegment::publish(const Registry& registry, const ProcessStats& process) {
+    return publish(registry.snapshot(), process);
+}
 
-Status StatsSegment::publish(const MetricsSnapshot& snapshot) {
+Status StatsSegment::publish(const MetricsSnapshot& snapshot, const ProcessStats& process) {
     if (owner_ != ::getpid())
         return Status(Code::InvalidArgument, name_ + ": stats segment belongs to pid " +
                                                  std::to_string(owner_) + " (create one per process)");
-    EncodedStats enc = encode_stats(snapshot, capacity_);
+    EncodedStats enc;
+    std::string table = encode_process_stats(process);
+    if (table.size() + sizeof(std::uint32_t) > capacity_ / 2) {
+        table = encode_process_stats(ProcessStats{process.program, process.peers, {}});  // rails left out
+        enc.truncated = true;
+    }
+    const auto table_size = static_cast<std::uint32_t>(table.size());
+    enc.bytes.append(reinterpret_cast<const char*>(&table_size), sizeof table_size);
+    enc.bytes += table;
+    EncodedStats metrics = encode_stats(snapshot, capacity_ - enc.bytes.size());
+    enc.bytes += metrics.bytes;
+    enc.truncated = enc.truncated || metrics.truncated;
     std::vector<std::uint64_t> words(round_up_words(enc.bytes.size()), 0);
     std::memcpy(words.data(), enc.bytes.data(), enc.bytes.size());
 
@@ -270,9 +326,8 @@ Result<StatsReading> StatsSegment::read(const std::string& name, Duration timeou
                     return Status(Code::InvalidArgument, name + ": corrupt stats segment (" +
                                                              std::to_string(used) + " bytes used of " +
                                                              std::to_string(capacity) + ")");
-                auto metrics = decode_stats(copy.data(), used);
-                if (!metrics) return Status(metrics.status().code(), name + ": " + metrics.status().message());
-                r.metrics = std::move(*metrics);
+                if (Status s = decode_data(copy.data(), used, r); !s)
+                    return Status(s.code(), name + ": " + s.message());
                 return r;
             }
         }

@@ -26,6 +26,7 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "metrics/process_stats.h"
 #include "metrics/snapshot.h"
 
 namespace tent {
@@ -33,11 +34,14 @@ namespace tent {
 class Registry;
 
 inline constexpr std::uint64_t kStatsMagic = 0x54415453544e4554ULL;  // "TENTSTAT" in memory order
-inline constexpr std::uint32_t kStatsVersion = 1;
+// 2: the data area starts with the process's rail table (process_stats.h).
+// A reader refuses any other version rather than misreading it.
+inline constexpr std::uint32_t kStatsVersion = 2;
 inline constexpr std::uint32_t kStatsReady = 0x59444552;            // "REDY"
 inline constexpr std::size_t kStatsDefaultCapacity = 256 * 1024;
 
-// Version 1 layout; the data area (capacity bytes) follows the header.
+// The header (unchanged since version 1); the data area (capacity bytes)
+// follows it: u32 length of the process stats, the process stats, the metrics.
 struct StatsHeader {
     std::atomic<std::uint64_t> magic;
     std::uint32_t version;
@@ -60,6 +64,7 @@ struct StatsReading {
     std::uint64_t publish_count = 0;  // 0: nothing published since creation
     std::int64_t publish_time_ns = 0;
     bool truncated = false;           // the writer had more series than fit
+    ProcessStats process;
     MetricsSnapshot metrics;
 };
 
@@ -87,8 +92,8 @@ public:
     StatsSegment& operator=(const StatsSegment&) = delete;
 
     // Replaces the published snapshot. Thread-safe; one writer at a time.
-    Status publish(const MetricsSnapshot& snapshot);
-    Status publish(const Registry& registry);
+    Status publish(const MetricsSnapshot& snapshot, const ProcessStats& process = {});
+    Status publish(const Registry& registry, const ProcessStats& process = {});
 
     const std::string& name() const { return name_; }
     std::size_t capacity() const { return capacity_; }

@@ -16,11 +16,22 @@ tl_cleanup() {
     for p in $tl_pids; do kill -TERM "$p" 2>/dev/null; done
     for p in $tl_pids; do wait "$p" 2>/dev/null; done
     eval "$tl_hooks"
+    tl_dead_stats
     while IFS= read -r d; do
         [ -n "$d" ] && rm -rf "$d"
     done <<EOF
 $tl_dirs
 EOF
+}
+# Stats segments (stats_enable is on by default) of processes that are gone:
+# a test that kills a tent process leaves its segment in /dev/shm.
+tl_dead_stats() {
+    local f pid
+    for f in /dev/shm/tent-stats-*; do
+        pid=${f##*-}
+        case $pid in '' | *[!0-9]*) continue ;; esac
+        kill -0 "$pid" 2>/dev/null || rm -f "$f"
+    done
 }
 trap tl_cleanup EXIT
 trap 'exit 1' INT TERM HUP

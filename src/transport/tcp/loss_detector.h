@@ -5,6 +5,14 @@
 // connection (TCP_INFO): retransmitted segments against data segments sent,
 // over a recent window.
 //
+// A loaded machine fakes loss: a receiver not scheduled for a few hundred
+// ms lets the sender's retransmission timer fire, even on loopback, and a
+// burst of retransmissions follows one stall. So becoming lossy needs
+// evidence such a stall does not give: retransmissions the receiver did not
+// report as duplicates (D-SACK: the original had arrived, nothing was lost),
+// at least min_retransmits of them, spread over at least min_loss_periods
+// sample periods of the window (a real lossy path loses a little all the time).
+//
 // The verdict has hysteresis: a rail becomes lossy above the threshold and
 // stops being lossy only below half of it, so a ratio hovering around the
 // threshold does not flap. A window with too few segments to judge (an idle
@@ -14,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <deque>
 
 #include "common/clock.h"
@@ -25,17 +34,25 @@ namespace tent::tcp {
 struct SegmentCounts {
     std::uint32_t data_segments_out = 0;
     std::uint32_t retransmitted = 0;
+    std::uint32_t duplicates = 0;  // tcpi_dsack_dups: retransmissions that were not needed
 };
 
 struct LossParams {
     double threshold = 0.01;          // tcp_lossy_retransmit_percent / 100
     Duration window = std::chrono::seconds(5);
     std::uint64_t min_segments = 200; // fewer in the window: no verdict
+    std::uint64_t min_retransmits = 8; // fewer needed retransmissions: not lossy yet
+    std::size_t min_loss_periods = 3;  // sample periods with one: fewer, a burst (a stall), not loss
 };
 
-// The verdict for one window: retransmitted of `segments` data segments sent.
-bool lossy_verdict(std::uint64_t segments, std::uint64_t retransmitted, const LossParams& params,
-                   bool currently_lossy);
+// What one window holds.
+struct LossWindow {
+    std::uint64_t segments = 0;       // data segments sent
+    std::uint64_t retransmitted = 0;  // retransmissions, less those reported as duplicates
+    std::size_t loss_periods = 0;     // sample periods with such a retransmission
+};
+
+bool lossy_verdict(const LossWindow& window, const LossParams& params, bool currently_lossy);
 
 class LossDetector {
 public:
@@ -55,7 +72,7 @@ private:
     struct Step {
         TimePoint at;
         std::uint64_t segments;
-        std::uint64_t retransmitted;
+        std::uint64_t retransmitted;  // less duplicates
     };
 
     LossParams params_;
@@ -64,6 +81,7 @@ private:
     std::deque<Step> steps_;  // increments between consecutive samples, oldest first
     std::uint64_t window_segments_ = 0;
     std::uint64_t window_retransmitted_ = 0;
+    std::size_t window_loss_periods_ = 0;
     bool lossy_ = false;
 };
 

@@ -20,7 +20,9 @@ Result<TcpCounters> read_tcp_counters(int fd) {
     // An older kernel fills a shorter structure.
     if (length < offsetof(tcp_info, tcpi_data_segs_out) + sizeof info.tcpi_data_segs_out)
         return Status(Code::Unsupported, "tcp_info without segment counters");
-    return TcpCounters{info.tcpi_data_segs_out, info.tcpi_total_retrans, info.tcpi_segs_in};
+    const bool has_dsack = length >= offsetof(tcp_info, tcpi_dsack_dups) + sizeof info.tcpi_dsack_dups;
+    return TcpCounters{info.tcpi_data_segs_out, info.tcpi_total_retrans, info.tcpi_segs_in,
+                       has_dsack ? info.tcpi_dsack_dups : 0u};
 }
 
 } // namespace tent::tcp

@@ -14,6 +14,7 @@ struct TcpCounters {
     std::uint32_t data_segments_out = 0; // tcpi_data_segs_out
     std::uint32_t retransmitted = 0;     // tcpi_total_retrans
     std::uint32_t segments_in = 0;       // tcpi_segs_in
+    std::uint32_t duplicates = 0;        // tcpi_dsack_dups (Linux 5.0; 0 before)
 };
 
 // Unsupported when the kernel's tcp_info is too old to have these fields

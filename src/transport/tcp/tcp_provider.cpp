@@ -137,7 +137,7 @@ Status TcpProvider::complete_rails(const RailContext& ctx, const std::vector<wir
         auto answered = tcp::tcp_hello_initiate(fd->get(), hello, timeout_);
         if (!answered) return answered.status();
         auto rail = make_rail(std::move(*fd), ctx.connection_id, info,
-                              "tcp " + local.host + "->" + remote.to_string());
+                              "tcp " + local.host + " -> " + remote.to_string());
         if (!rail) return rail.status();
         rails.push_back(std::move(*rail));
     }
@@ -158,7 +158,7 @@ void TcpProvider::poll_incoming(RailSink& sink) {
             }
             if (!tcp::tcp_hello_reply(fd.get(), *hello, engine_id_, wire::HelloResult::Accepted, timeout_)) continue;
             auto peer = tcp::peer_address_of(fd.get());
-            std::string name = "tcp " + l.address().host + "<-" + (peer ? peer->to_string() : std::string("?"));
+            std::string name = "tcp " + l.address().host + " <- " + (peer ? peer->to_string() : std::string("?"));
             auto rail = make_rail(std::move(fd), hello->connection_id, hello->rail, name);
             if (!rail) {
                 TENT_WARN("tcp-rail-refused", "%s", rail.status().to_string().c_str());

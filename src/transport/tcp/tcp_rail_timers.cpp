@@ -47,7 +47,7 @@ void TcpRail::sample_kernel_counters(TimePoint now) {
     if (silence_.kernel_sample_due(now)) silence_.on_kernel_count(now, counters->segments_in);
     if (!loss_due) return;
     next_loss_sample_ = now + LossDetector::kSamplePeriod;
-    if (loss_.sample({counters->data_segments_out, counters->retransmitted}, now)) {
+    if (loss_.sample({counters->data_segments_out, counters->retransmitted, counters->duplicates}, now)) {
         if (loss_.lossy())
             TENT_INFO("tcp lossy", "tcp rail %s: %llu of %llu segments retransmitted in the last seconds; rail is lossy",
                       identity_.name.c_str(), static_cast<unsigned long long>(loss_.window_retransmitted()),

@@ -131,7 +131,7 @@ Status VerbsRail::post_recv(std::uint32_t index) {
 Status VerbsRail::connect(const VerbsRailInfo& remote, const std::string& remote_name) {
     if (connected_ || failed_) return Status(Code::InvalidArgument, name_ + " is already connected or failed");
     const auto& port = device_->port();
-    name_ = device_->name() + ":" + std::to_string(port.port_num) + "->" + remote_name;
+    name_ = device_->name() + ":" + std::to_string(port.port_num) + " -> " + remote_name;
 
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_RTR;

@@ -5,6 +5,9 @@
 #include <criterion/criterion.h>
 #include <unistd.h>
 
+#include <cstdio>
+
+#include "common/log.h"
 #include "engine_pair.h"
 #include "metrics/stats_publisher.h"
 #include "metrics/stats_segment.h"
@@ -59,6 +62,14 @@ Test(engine_stats, a_live_engine_publishes_its_metrics_at_the_interval) {
         cr_expect_eq(first.pid, ::getpid());
         cr_expect_not(first.truncated);
         cr_expect_neq(first.metrics.find("tent_qos_waited_total"), nullptr, "every family is published");
+        // The rail table beside the metrics: what tentstat shows.
+        cr_expect_eq(first.process.program, std::string(program_invocation_short_name));
+        cr_expect_eq(first.process.peers.size(), 1u);
+        cr_assert_eq(first.process.rails.size(), 1u);
+        cr_expect_eq(first.process.rails[0].name, rail);
+        cr_expect_eq(first.process.rails[0].bytes, src.size());
+        cr_expect_eq(first.process.rails[0].ops, 1u);
+        cr_expect_str_eq(rail_record_state_name(first.process.rails[0]), "healthy");
         // Republished while the engine idles (the progress thread's turns).
         std::uint64_t later = first.publish_count;
         for (int i = 0; i < 200 && later <= first.publish_count + 2; ++i) {
@@ -74,11 +85,31 @@ Test(engine_stats, a_live_engine_publishes_its_metrics_at_the_interval) {
     cr_expect(!gone.is_ok() && gone.status().code() == Code::NotFound, "the segment went with the engine");
 }
 
-Test(engine_stats, off_by_default) {
-    const std::string prefix = "/tent-test-estats-off-" + std::to_string(::getpid());
+// On by default, one segment per process: the second engine of a process
+// leaves the first's segment alone and runs without one.
+Test(engine_stats, on_by_default_one_segment_per_process) {
+    const std::string prefix = "/tent-test-estats-on-" + std::to_string(::getpid());
     Config c = loopback_config();
     (void)c.set(Knob::StatsShmPrefix, prefix, api_source());
-    EnginePair p(1, {0}, c);
-    cr_assert(p.a && p.b);
-    cr_expect(StatsSegment::list(prefix).empty(), "no segment without stats_enable");
+    {
+        std::FILE* log = std::tmpfile();
+        set_log_fd(fileno(log));  // at the default level, warn
+        EnginePair p(1, {0}, c);
+        set_log_fd(-1);
+        cr_assert(p.a && p.b);
+        cr_expect_eq(StatsSegment::list(prefix).size(), 1u);
+        auto r = StatsSegment::read(stats_segment_name(prefix, ::getpid()));
+        cr_expect(r.is_ok(), "%s", r.status().to_string().c_str());
+        char text[4096] = {};
+        std::rewind(log);
+        (void)!std::fread(text, 1, sizeof text - 1, log);
+        std::fclose(log);
+        cr_expect_eq(std::string(text).find("stats-segment-failed"), std::string::npos,
+                     "no warning for the second engine: %s", text);
+    }
+    cr_expect(StatsSegment::list(prefix).empty(), "the segment went with the engines");
+    (void)c.set(Knob::StatsEnable, "false", api_source());
+    EnginePair off(1, {0}, c);
+    cr_assert(off.a && off.b);
+    cr_expect(StatsSegment::list(prefix).empty(), "no segment with stats_enable=false");
 }

@@ -172,7 +172,7 @@ Test(rail_monitor, probe_answer_unpauses_and_logs_probe) {
     cr_expect_eq(log.count("rail recovered (traffic)"), 0);
     cr_expect_eq(m.counters(r).recoveries_by(RecoveryReason::Probe), 1u);
     std::string text = log.text();
-    cr_expect(text.find("mlx5_0:1->peer/mlx5_0:1") != std::string::npos, "%s", text.c_str());
+    cr_expect(text.find("mlx5_0:1 -> peer mlx5_0:1") != std::string::npos, "%s", text.c_str());
 }
 
 Test(rail_monitor, cooldown_expiry_unpauses_on_tick_and_logs) {

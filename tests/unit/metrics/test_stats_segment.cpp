@@ -208,7 +208,7 @@ Test(stats_segment, missing_foreign_and_other_version_segments_are_clear_errors)
     std::memcpy(&header[8], &version, 4);
     write_segment(other, header.data(), header.size());
     r = StatsSegment::read(other);
-    want = other + ": stats segment version 9, expected 1";
+    want = other + ": stats segment version 9, expected " + std::to_string(kStatsVersion);
     got = r.status().message();
     cr_expect_str_eq(got.c_str(), want.c_str());
     ::shm_unlink(other.c_str());
@@ -301,9 +301,10 @@ Test(stats_segment, publisher_follows_the_knobs_and_the_interval) {
     auto c = r.counter<0>("tent_ticks_total", "Ticks", {});
     cr_assert(c.is_ok());
     Config config;
+    cr_assert(config.set(Knob::StatsEnable, "false", Source{}).is_ok());
     auto off = StatsPublisher::from_config(config, r);
     cr_assert(off.is_ok());
-    cr_expect(*off == nullptr, "stats are off by default");
+    cr_expect(*off == nullptr, "stats_enable=false publishes nothing");
 
     const std::string prefix = unique_name("pub");
     cr_assert(config.set(Knob::StatsEnable, "true", Source{}).is_ok());

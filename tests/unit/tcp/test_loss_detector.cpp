@@ -1,6 +1,8 @@
 // A TCP rail is lossy while TCP retransmits more than the threshold of its
 // data segments over the recent window; it stops being lossy below half the
-// threshold, and an idle window (too few segments) keeps the verdict.
+// threshold, and an idle window (too few segments) keeps the verdict. A
+// burst of retransmissions after one stall of a loaded machine, and
+// retransmissions the receiver reports as duplicates, are not loss.
 #include <criterion/criterion.h>
 
 #include "transport/tcp/loss_detector.h"
@@ -11,7 +13,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-LossParams params() { return LossParams{.threshold = 0.01, .window = 5s, .min_segments = 200}; }
+LossParams params() {
+    return LossParams{.threshold = 0.01, .window = 5s, .min_segments = 200, .min_retransmits = 8, .min_loss_periods = 3};
+}
 
 // Feeds `samples` samples, `period` apart, each adding `segments` sent and
 // `retransmitted` retransmitted to the cumulative counters.
@@ -21,11 +25,13 @@ struct Feed {
     SegmentCounts counts{};
     int changes = 0;
     Feed() { detector.sample(counts, clock.now()); }
-    void run(int samples, std::uint32_t segments, std::uint32_t retransmitted, Duration period = 250ms) {
+    void run(int samples, std::uint32_t segments, std::uint32_t retransmitted, Duration period = 250ms,
+             std::uint32_t duplicates = 0) {
         for (int i = 0; i < samples; ++i) {
             clock.advance(period);
             counts.data_segments_out += segments;
             counts.retransmitted += retransmitted;
+            counts.duplicates += duplicates;
             if (detector.sample(counts, clock.now())) ++changes;
         }
     }
@@ -35,13 +41,44 @@ struct Feed {
 
 Test(loss_detector, verdict_thresholds) {
     const LossParams p = params();
-    cr_expect_not(lossy_verdict(1000, 10, p, false), "exactly 1%% is not above 1%%");
-    cr_expect(lossy_verdict(1000, 11, p, false));
-    cr_expect(lossy_verdict(1000, 6, p, true), "0.6%% keeps a lossy rail lossy (hysteresis)");
-    cr_expect_not(lossy_verdict(1000, 5, p, true), "0.5%% clears it");
-    cr_expect(lossy_verdict(199, 199, p, true), "too few segments: the verdict stands");
-    cr_expect_not(lossy_verdict(199, 199, p, false), "too few segments: the verdict stands");
-    cr_expect(lossy_verdict(200, 3, p, false));
+    cr_expect_not(lossy_verdict({1000, 10, 5}, p, false), "exactly 1%% is not above 1%%");
+    cr_expect(lossy_verdict({1000, 11, 5}, p, false));
+    cr_expect(lossy_verdict({1000, 6, 1}, p, true), "0.6%% keeps a lossy rail lossy (hysteresis)");
+    cr_expect_not(lossy_verdict({1000, 5, 5}, p, true), "0.5%% clears it");
+    cr_expect(lossy_verdict({199, 199, 20}, p, true), "too few segments: the verdict stands");
+    cr_expect_not(lossy_verdict({199, 199, 20}, p, false), "too few segments: the verdict stands");
+    cr_expect_not(lossy_verdict({200, 7, 7}, p, false), "3.5%% but only 7 retransmissions: not yet");
+    cr_expect(lossy_verdict({200, 8, 3}, p, false));
+    cr_expect_not(lossy_verdict({1000, 100, 2}, p, false), "10%% in two periods: a burst, not a lossy path");
+}
+
+// What a loaded loopback shows: the receiver is not scheduled for a while,
+// the sender's retransmission timer fires and resends a window's worth; the
+// originals had arrived. Once per window, even with every retransmission
+// needed (no D-SACK), it is a stall, not loss.
+Test(loss_detector, a_stall_now_and_then_is_not_loss) {
+    Feed f;
+    for (int stall = 0; stall < 4; ++stall) {
+        f.run(9, 100, 0);
+        f.run(1, 100, 30);  // 30 of ~2000 in the window: 1.5%%, above the threshold
+        f.run(10, 100, 0);
+        cr_expect_not(f.detector.lossy(), "stall %d: %llu of %llu retransmitted", stall,
+                      (unsigned long long)f.detector.window_retransmitted(),
+                      (unsigned long long)f.detector.window_segments());
+    }
+    cr_expect_eq(f.changes, 0);
+}
+
+Test(loss_detector, retransmissions_reported_as_duplicates_are_not_loss) {
+    Feed f;
+    f.run(20, 1000, 50, 250ms, 50);  // every retransmission D-SACKed: spurious
+    cr_expect_not(f.detector.lossy());
+    cr_expect_eq(f.detector.window_retransmitted(), 0u);
+    f.run(20, 1000, 50, 250ms, 10);  // 40 of 50 needed: real loss, 4%%
+    cr_expect(f.detector.lossy());
+    // A D-SACK counted a period after its retransmission never makes a period negative.
+    f.run(1, 1000, 0, 250ms, 5);
+    cr_expect_eq(f.detector.window_retransmitted(), 19u * 40u);
 }
 
 Test(loss_detector, a_clean_connection_is_not_lossy) {
