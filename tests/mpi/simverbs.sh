@@ -14,6 +14,6 @@ export SIMVERBS_DIR=$MPI_TMP/sv SIMVERBS_FABRIC=mpi-$$
 grep -q "^mpi_check: ok" "$MPI_TMP/out" || { tail -50 "$MPI_TMP/out"; fail "no ok line"; }
 # Both HCAs carried the job: each rank connected verbs rails on mlx5_0 and mlx5_1.
 for dev in mlx5_0 mlx5_1; do
-    grep -q "verbs rail connected: $dev:1->" "$MPI_TMP/out" || { tail -50 "$MPI_TMP/out"; fail "no verbs rail on $dev"; }
+    grep -q "verbs rail connected: $dev:1 -> " "$MPI_TMP/out" || { tail -50 "$MPI_TMP/out"; fail "no verbs rail on $dev"; }
 done
 grep "^mpi_check: ok" "$MPI_TMP/out"

@@ -24,9 +24,15 @@ listed() {
 wait_for 5 listed || { cat "$tmp/screen.txt" >&2; fail "tentstat does not list both tent-bench processes"; }
 # Rail names a person reads (issue 21, point 4): the verbs rails with the
 # peer's host, the TCP rail's addresses, '<-' on the side that accepted it.
-for want in '^  mlx5_0:1 -> [^ ]+ mlx5_0:1 ' '^  tcp 127\.0\.0\.1 -> 127\.0\.0\.1:[0-9]+ ' '^  tcp 127\.0\.0\.1 <- 127\.0\.0\.1:[0-9]+ '; do
-    grep -qE "$want" "$tmp/screen.txt" || { cat "$tmp/screen.txt" >&2; fail "no rail named like /$want/"; }
-done
+# Waited for: the server's segment shows its rails from its first
+# publication after the client connected.
+named() {
+    screen
+    for want in '^  mlx5_0:1 -> [^ ]+ mlx5_0:1 ' '^  tcp 127\.0\.0\.1 -> 127\.0\.0\.1:[0-9]+ ' '^  tcp 127\.0\.0\.1 <- 127\.0\.0\.1:[0-9]+ '; do
+        grep -qE "$want" "$tmp/screen.txt" || { echo "no rail named like /$want/" >"$tmp/missing.txt"; return 1; }
+    done
+}
+wait_for 5 named || { cat "$tmp/screen.txt" >&2; fail "$(cat "$tmp/missing.txt")"; }
 
 # A third of the completions on the client's mlx5_1 fail: the rail is
 # paused, its cooldown (rail_cooldown_secs, doubling per pause) counting down.
