@@ -181,6 +181,7 @@ SCRIPT_TESTS = \
 	tests/simverbs/check/ctl_protocol.sh \
 	tests/netns/tcp-link.sh \
 	tests/netns/all-pulled.sh \
+	tests/netns/tcp-heal.sh \
 	tests/man/check-man-pages.sh \
 	tests/layering.sh \
 	tests/knobs/check-knobs-read.sh

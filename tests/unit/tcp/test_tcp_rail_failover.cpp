@@ -1,7 +1,8 @@
 // The failover hooks of a TCP rail (rail.h): broken() once the rail is
 // closed for any reason; fail() closes it at once, every outstanding op
 // completing Flushed (probes ProbeFailed) and the peer seeing the end;
-// rearm() is refused (a closed TCP rail does not come back); lossy() stays
+// rearm() is refused without a way to redial (tcp_redial.h: the engine's
+// rails have one, tests/unit/engine/test_engine_tcp_heal); lossy() stays
 // false on a clean connection however much it carries. The lossy verdict
 // itself is tested in test_loss_detector, and on a real lossy link by
 // tests/netns/tcp-link.sh.
