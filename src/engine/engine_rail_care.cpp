@@ -64,6 +64,11 @@ void Engine::care_event(Connection& conn, std::size_t index, const RearmEvent& e
                 TENT_WARN("rail-fail-failed", "%s: %s", rail.name().c_str(), s.to_string().c_str());
         }
     }
+    if (a.fail_rail && slot.care.care == RailCare::InUse && rail.broken()) {
+        RearmEvent failed;
+        failed.kind = RearmEvent::Kind::Failed;
+        care_event(conn, index, failed);
+    }
     if (a.gave_up) monitor_->record(slot.monitor_id, RailOutcome::ProbeFailed, now);
     if (a.send_ask || a.send_nudge)
         send_control(conn, wire::Frame{0, rail_id, conn.id, 0, wire::Probe{a.nonce, now_ns(now)}});

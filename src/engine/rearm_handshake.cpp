@@ -27,6 +27,15 @@ RearmStep go(RailCare care, std::uint32_t attempt, TimePoint now) { return {{car
 
 bool in_use(RailCare c) { return c == RailCare::InUse || c == RailCare::Checking; }
 
+// A health probe of an intact rail failed: the rail is failed, and stays
+// in use if failing leaves it intact (nothing to reset: the health layer's
+// pause keeps work away); if it breaks, the engine reports Failed next.
+RearmStep checked_and_failed(const RearmState& s, TimePoint now) {
+    RearmStep r = go(RailCare::InUse, s.attempt, now);
+    r.actions.fail_rail = true;
+    return r;
+}
+
 RearmStep leader_step(const RearmState& s, const RearmEvent& e, TimePoint now, Duration timeout,
                       std::uint32_t fresh) {
     switch (e.kind) {
@@ -115,11 +124,7 @@ RearmStep leader_step(const RearmState& s, const RearmEvent& e, TimePoint now, D
             return r;
         }
     case Kind::ProbeFailed:
-        if (s.care == RailCare::Checking) {
-            RearmStep r = go(RailCare::Broken, s.attempt, now);
-            r.actions.fail_rail = true;
-            return r;
-        }
+        if (s.care == RailCare::Checking) return checked_and_failed(s, now);
         if (s.care != RailCare::Probing) return stay(s);
         {
             RearmStep r = go(RailCare::Broken, s.attempt, now);
@@ -203,11 +208,7 @@ RearmStep follower_step(const RearmState& s, const RearmEvent& e, TimePoint now,
         return stay(s);
     case Kind::ProbeFailed:
         if (s.care != RailCare::Checking) return stay(s);
-        {
-            RearmStep r = go(RailCare::Broken, 0, now);
-            r.actions.fail_rail = true;
-            return r;
-        }
+        return checked_and_failed(s, now);
     case Kind::PeerReady:
     case Kind::PeerNudge: return stay(s);  // a leader's frames; never sent to a follower
     }

@@ -104,7 +104,9 @@ struct RearmEvent {
 
 // What the engine does after a transition, in this order.
 struct RearmActions {
-    bool fail_rail = false;    // fail the rail now (its work is flushed and replayed elsewhere)
+    // Fail the rail now (its work is flushed and replayed elsewhere); if it
+    // is then broken while the next state is InUse, report Failed next.
+    bool fail_rail = false;
     bool rearm = false;        // call Rail::rearm() and feed back RearmDone/Busy/Failed
     bool post_probe = false;   // post a probe; its completion is fed back
     bool send_ask = false;     // control Probe{nonce}

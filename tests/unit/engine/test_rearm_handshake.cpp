@@ -70,6 +70,7 @@ struct Sim {
             e.probe_in_flight = false;  // flushed: completes failed below
             if (a.post_probe) cr_assert_fail("fail and probe at once");
         }
+        if (a.fail_rail && e.st.care == RailCare::InUse) event(e, {Kind::Failed});  // as the engine does
         if (a.send_ask || a.send_nudge) send(e, {false, a.nonce});
         if (a.send_ready || a.send_proven) send(e, {true, a.nonce});
         if (a.rearm) {
