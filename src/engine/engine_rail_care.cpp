@@ -58,7 +58,9 @@ void Engine::care_event(Connection& conn, std::size_t index, const RearmEvent& e
     const std::uint16_t rail_id = slot.rail.rail_id;
     if (a.fail_rail) {
         slot.silence.reset();
-        if (!rail.broken()) {
+        // A broken rail is failed again only to abandon a re-arm under way
+        // (a TCP dial), so that the next attempt starts afresh.
+        if (!rail.broken() || step.next.care == RailCare::Broken) {
             if (slot.last_failure.empty()) slot.last_failure = "re-armed";
             if (Status s = rail.fail(); !s)
                 TENT_WARN("rail-fail-failed", "%s: %s", rail.name().c_str(), s.to_string().c_str());

@@ -131,6 +131,7 @@ void TcpRail::close_with(Code code, const std::string& reason, RailOutcome first
 }
 
 Status TcpRail::fail() {
+    dial_.reset();  // a re-arm under way is abandoned
     close_with(Code::RailDown, "failed by the engine", RailOutcome::Flushed);
     return Status::ok();
 }

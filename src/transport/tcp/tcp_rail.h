@@ -107,7 +107,7 @@ public:
     bool broken() const override { return !open_; }
     // Closes now: every outstanding op completes Flushed at the next
     // progress() (the engine has already judged the failure), the peer
-    // sees the connection end.
+    // sees the connection end. Abandons a dial under way (rearm()).
     Status fail() override;
     bool lossy() const override { return loss_.lossy(); }
     Status rearm() override;
