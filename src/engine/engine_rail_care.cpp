@@ -78,8 +78,10 @@ void Engine::care_event(Connection& conn, std::size_t index, const RearmEvent& e
         send_control(conn, wire::Frame{0, rail_id, conn.id, 0, wire::ProbeReply{a.nonce, now_ns(now)}});
     if (a.back_in_use) {
         slot.silence.reset();
-        ++slot.epoch;
-        monitor_->record(slot.monitor_id, RailOutcome::ProbeAnswered, now);
+        if (role == RearmRole::Follower) {  // the leader's own probe was counted as it completed
+            ++slot.epoch;
+            monitor_->record(slot.monitor_id, RailOutcome::ProbeAnswered, now);
+        }
         TENT_INFO("rail rearmed", "%s carries traffic again", rail.name().c_str());
     }
     if (a.rearm) {
