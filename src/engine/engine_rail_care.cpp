@@ -168,6 +168,12 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
         }
         // Re-arming: rails whose transport cannot bring them back stay failed.
         if (!failover_on() || !rail.rearmable()) continue;
+        if (care == RailCare::Ready && rail.broken()) {  // the re-armed end broke before its proof
+            RearmEvent e;
+            e.kind = RearmEvent::Kind::Failed;
+            care_event(conn, i, e);
+            continue;
+        }
         RearmEvent e;
         e.kind = RearmEvent::Kind::Tick;
         e.idle = slot.inflight_ops == 0;

@@ -81,9 +81,19 @@ RearmStep leader_step(const RearmState& s, const RearmEvent& e, TimePoint now, D
             return r;
         }
     case Kind::PeerNudge:
-        // Only a rail this side uses can be news: in every other state an
-        // attempt is under way or due, and the follower follows its Ask.
-        // A nudge for the attempt just proven crossed its Proven.
+        // Past Ready(n), a nudge without an attempt means the follower's
+        // re-armed end broke: this attempt cannot pass (its probe might
+        // never be answered), so it is given up. (A nudge sent before the
+        // follower saw Ask(n) arrives before Ready(n), while Asking.)
+        if ((s.care == RailCare::Rearming || s.care == RailCare::Probing) && e.nonce == 0) {
+            RearmStep r = go(RailCare::Broken, s.attempt, now);
+            r.actions.fail_rail = true;
+            r.actions.gave_up = true;
+            return r;
+        }
+        // Otherwise only a rail this side uses can be news: in every other
+        // state an attempt is under way or due, and the follower follows
+        // its Ask. A nudge for the attempt just proven crossed its Proven.
         if (!in_use(s.care)) return stay(s);
         if (e.nonce != 0 && e.nonce == s.attempt) {
             // Proven again, harmless where it was taken: a follower that

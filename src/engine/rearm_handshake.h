@@ -43,8 +43,9 @@
 //    repeats Proven for the attempt it has proven (harmless if it was
 //    taken), and otherwise fails its end and asks anew;
 //  - a failure during an attempt (a port flapping again) ends the attempt
-//    on the side that saw it; the leader's probe fails if the follower's
-//    end broke, and the follower nudges.
+//    on the side that saw it; the follower nudges, and a leader already
+//    re-arming or probing gives the attempt up on that nudge (its probe
+//    fails anyway if the follower's end broke).
 // Every wait is bounded by the timeout (failover_timeout_ms) or by the
 // probe's own completion; the health layer (RailMonitor) decides when a
 // broken rail may try again (not paused, or a probe due), so attempts back

@@ -278,6 +278,20 @@ Test(rearm_handshake, the_follower_port_flaps_after_ready) {
     cr_assert(s.settle(), "%s", s.trace.c_str());
 }
 
+Test(rearm_handshake, the_follower_end_breaks_while_the_leader_probes) {
+    Sim s;
+    s.break_both();
+    s.tick(s.leader);
+    s.deliver(s.follower);
+    s.deliver(s.leader);
+    cr_assert_eq(s.leader.st.care, RailCare::Probing);
+    s.fail(s.follower);     // before the probe crossed
+    s.tick(s.follower);     // Nudge(0)
+    s.deliver(s.leader);    // the leader gives the attempt up at once
+    cr_assert_eq(s.leader.st.care, RailCare::Broken, "%s", s.trace.c_str());
+    cr_assert(s.settle(), "%s", s.trace.c_str());
+}
+
 Test(rearm_handshake, the_follower_port_flaps_after_the_probe_passed) {
     Sim s;
     s.break_both();
