@@ -71,6 +71,7 @@ CRITERION_TESTS = \
 	tests/unit/wire/test_version_negotiation \
 	tests/unit/engine/test_send_reassembler \
 	tests/unit/engine/test_chunk_plan \
+	tests/unit/engine/test_rearm_handshake \
 	tests/unit/engine/test_engine_loopback \
 	tests/unit/engine/test_capi \
 	tests/unit/engine/test_wait \
@@ -99,6 +100,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_control_outbox \
 	tests/unit/engine/test_engine_drive \
 	tests/unit/engine/test_engine_faults \
+	tests/unit/engine/test_engine_tcp_heal \
 	tests/unit/engine/test_engine_stats \
 	tests/unit/engine/test_engine_slots \
 	tests/simverbs/lib/tests/test_rc \
@@ -188,6 +190,7 @@ SCRIPT_TESTS = \
 	tests/simverbs/check/ctl_protocol.sh \
 	tests/netns/tcp-link.sh \
 	tests/netns/all-pulled.sh \
+	tests/netns/tcp-heal.sh \
 	tests/man/check-man-pages.sh \
 	tests/layering.sh \
 	tests/knobs/check-knobs-read.sh \

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/control_outbox.h"
+#include "engine/rearm_handshake.h"
 #include "engine/send_reassembler.h"
 #include "metrics/metric.h"
 #include "common/unique_fd.h"
@@ -24,17 +25,6 @@
 #include "wire/address_blob.h"
 
 namespace tent {
-
-// Where a rail stands in the failover layer's care. Only InUse rails that
-// are not broken take new work.
-enum class RailCare {
-    InUse,
-    Broken,        // failed; waiting until it may be re-armed
-    AwaitingPeer,  // we asked the peer to re-arm its end (control Probe sent)
-    PeerAsked,     // the peer asked us to re-arm: flushing, then re-arm and answer
-    AwaitingProof, // re-armed at the peer's request: waiting for its probe to pass
-    Probing,       // re-armed (or paused but intact): a probe is in flight
-};
 
 // A piece held back by the QoS window (policy/qos_window.h) until the
 // rail's lower-priority work in flight shrinks.
@@ -58,15 +48,13 @@ struct RailSlot {
     std::uint64_t ops = 0, bytes = 0, errors = 0, failovers = 0;
     std::uint64_t failovers_in = 0;  // pieces moved onto this rail from a failed one
     // Failover layer.
-    RailCare care = RailCare::InUse;
+    RearmState care;  // where it stands in the re-arm handshake (rearm_handshake.h)
     std::size_t inflight_ops = 0;  // posted, not completed (probes included)
     // One-sided ops and probes in flight. Only they are watched for silence:
     // a SEND may wait legitimately for the receiver to post buffers
     // (receiver not ready), and the queue pair's own timeout catches a lost one.
     std::size_t inflight_watched = 0;
     RailSilence silence;
-    std::uint32_t care_nonce = 0;  // the re-arm exchange's nonce (0: none)
-    TimePoint care_since{};
     std::string last_failure;      // why it last failed, for peer-unreachable reports
     std::uint64_t epoch = 0;       // successes so far (data or probe): proof the rail works
     TimePoint last_probe{};
@@ -100,7 +88,7 @@ struct Connection {
     std::unique_ptr<DeviceSelector> selector;
     QosLane lane;  // policy/qos_lane.h
     bool unreachable = false;
-    bool initiator = false;  // this side called connect(); wins re-arm races
+    bool initiator = false;  // this side called connect(); it leads every re-arm (rearm_handshake.h)
     std::vector<std::uint8_t> control_in;  // control channel bytes not yet framed
     ControlOutbox control_out;             // control frames the socket has not taken yet
     Status control_failure;                // a control send failed: unreachable at the next service

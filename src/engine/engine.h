@@ -85,6 +85,7 @@ struct Connection;
 struct RailSlot;
 struct Op;
 struct ParkedPiece;
+struct RearmEvent;
 class RailMonitor;
 class QosQueue;
 class SharedSlots;
@@ -246,12 +247,15 @@ private:
     void expire_syncs(Connection& conn, TimePoint now);
     // Rail care (engine_rail_care.cpp).
     void care_for_rails(Connection& conn, const std::vector<RailId>& due, TimePoint now);
-    void declare_failed(RailSlot& slot, const std::string& why);
+    void declare_failed(Connection& conn, std::size_t rail, const std::string& why);
+    // One event of the re-arm handshake (rearm_handshake.h): the transition
+    // and the actions it asks for.
+    void care_event(Connection& conn, std::size_t rail, const RearmEvent& event);
     void post_probe(Connection& conn, std::size_t rail);
     bool drain_rail(Connection& conn, std::size_t rail);
     void on_probe_done(Connection& conn, std::size_t rail, const RailCompletion& c);
-    void on_peer_rearm_request(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce);
-    void on_peer_rearmed(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce);
+    // A control Probe (reply: ProbeReply) about rail_id from the peer.
+    void on_peer_rearm_frame(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce, bool reply);
     void poll_device_events();
     void on_peer_port_state(Connection& conn, const wire::PortState& state);
     // The health layer's name of the peer (host/engine id).

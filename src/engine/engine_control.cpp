@@ -1,8 +1,8 @@
 // The control channel after the handshake: frames that keep failover safe.
 //   SyncRequest{nonce}  -> SyncReply{nonce, last message delivered here}
 //                          (before a SEND fragment is replayed)
-//   Probe{nonce} on rail R -> the peer re-arms its end of R, ProbeReply{nonce}
-//                          (engine_rail_care.cpp)
+//   Probe{nonce}, ProbeReply{nonce} about rail R: the re-arm handshake
+//                          (rearm_handshake.h, engine_rail_care.cpp)
 //   PortState              one of the sender's ports went down or came back
 // The channel is a TCP socket; a peer that closes it is unreachable.
 #include <sys/socket.h>
@@ -83,9 +83,9 @@ void Engine::on_control_frame(Connection& conn, const wire::Frame& frame) {
     } else if (const auto* reply = std::get_if<wire::SyncReply>(&frame.body)) {
         on_sync_reply(conn, reply->epoch, reply->last_delivered);
     } else if (const auto* probe = std::get_if<wire::Probe>(&frame.body)) {
-        on_peer_rearm_request(conn, frame.rail_id, static_cast<std::uint32_t>(probe->nonce));
+        on_peer_rearm_frame(conn, frame.rail_id, static_cast<std::uint32_t>(probe->nonce), false);
     } else if (const auto* answer = std::get_if<wire::ProbeReply>(&frame.body)) {
-        on_peer_rearmed(conn, frame.rail_id, static_cast<std::uint32_t>(answer->nonce));
+        on_peer_rearm_frame(conn, frame.rail_id, static_cast<std::uint32_t>(answer->nonce), true);
     } else if (const auto* port = std::get_if<wire::PortState>(&frame.body)) {
         on_peer_port_state(conn, *port);
     } else if (std::holds_alternative<wire::Goodbye>(frame.body)) {

@@ -22,22 +22,10 @@ long long ms_between(TimePoint from, TimePoint to) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
 }
 
-const char* care_name(RailCare care) {
-    switch (care) {
-    case RailCare::InUse: return "in use";
-    case RailCare::Broken: return "failed";
-    case RailCare::AwaitingPeer: return "re-arming (waiting for the peer)";
-    case RailCare::PeerAsked: return "re-arming (at the peer's request)";
-    case RailCare::AwaitingProof: return "re-armed, waiting for the peer's probe";
-    case RailCare::Probing: return "probing";
-    }
-    return "?";
-}
-
 } // namespace
 
 bool Engine::usable(const RailSlot& slot) const {
-    return slot.care == RailCare::InUse && !slot.rail.rail->broken();
+    return slot.care.care == RailCare::InUse && !slot.rail.rail->broken();
 }
 
 void Engine::piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size_t rail, const Status& why) {
@@ -179,8 +167,8 @@ std::string Engine::rails_report(const Connection& conn, TimePoint now) const {
         out += i ? "; " : " ";
         out += s.rail.rail->name() + " (";
         RailState state = monitor_->state(s.monitor_id, now);
-        if (s.care != RailCare::InUse || s.rail.rail->broken()) {
-            out += s.care == RailCare::InUse ? "failed" : care_name(s.care);
+        if (s.care.care != RailCare::InUse || s.rail.rail->broken()) {
+            out += s.care.care == RailCare::InUse ? "failed" : rail_care_name(s.care.care);
         } else {
             out += rail_state_name(state);
         }

@@ -1,20 +1,10 @@
 // Rail care on the progress thread: declare rails failed (their own errors,
-// local port events, silence), re-arm failed verbs rails with the peer once
-// the health layer allows (cooldown over, probe due, port active again),
-// probe them, and put them back in use when the probe is answered.
-//
-// Re-arming a verbs rail needs both queue pairs reset (both restart at their
-// initial PSNs). Over the control channel, for one rail id:
-//   asker -> Probe{nonce}: the peer fails its end if it was still in use
-//            (its work is flushed and replayed elsewhere) and re-arms it
-//            once nothing is outstanding;
-//   peer  -> ProbeReply{nonce}: the asker re-arms its end and posts a probe
-//            (a zero-length RDMA write the peer's HCA must acknowledge);
-//   asker -> ProbeReply{nonce} when the probe came back: the path works both
-//            ways, and both sides use the rail again.
-// The peer never probes first: its probe would reach a queue pair that is
-// not re-armed yet and wait for a retransmission. If both ask at once, the
-// connection's initiator wins.
+// local port events, silence), re-arm failed rails with the peer once the
+// health layer allows (cooldown over, probe due, port active again), probe
+// them, and put them back in use when the probe is answered. The decisions
+// are rearm_handshake.h's transition function; this file feeds it events
+// and carries out its actions. Verbs rails re-arm by resetting both queue
+// pairs; TCP rails by a new socket (the leader dials, tcp_rail.h).
 #include <algorithm>
 
 #include "common/log.h"
@@ -34,19 +24,85 @@ std::uint64_t now_ns(TimePoint t) {
 }
 } // namespace
 
-void Engine::declare_failed(RailSlot& slot, const std::string& why) {
+void Engine::declare_failed(Connection& conn, std::size_t index, const std::string& why) {
+    RailSlot& slot = conn.rails[index];
     slot.last_failure = why;
     slot.silence.reset();
     if (!slot.rail.rail->broken()) {
         if (Status s = slot.rail.rail->fail(); !s)
             TENT_WARN("rail-fail-failed", "%s: %s", slot.rail.rail->name().c_str(), s.to_string().c_str());
     }
-    if (slot.care == RailCare::InUse || slot.care == RailCare::Probing) {
-        // A rail with nothing to reset (its path failed, the rail object is
-        // intact) stays in use; the health layer's pause keeps work away.
-        slot.care = slot.rail.rail->broken() ? RailCare::Broken : RailCare::InUse;
-        slot.care_since = clock_.now();
+    // A rail with nothing to reset (its path failed, the rail object is
+    // intact) stays in use; the health layer's pause keeps work away.
+    if (!slot.rail.rail->broken()) return;
+    RearmEvent e;
+    e.kind = RearmEvent::Kind::Failed;
+    care_event(conn, index, e);
+}
+
+void Engine::care_event(Connection& conn, std::size_t index, const RearmEvent& event) {
+    RailSlot& slot = conn.rails[index];
+    const TimePoint now = clock_.now();
+    const RearmRole role = conn.initiator ? RearmRole::Leader : RearmRole::Follower;
+    // Only the leader draws attempt nonces, and only to start an attempt.
+    const bool starts = role == RearmRole::Leader && event.kind == RearmEvent::Kind::Tick &&
+                        slot.care.care == RailCare::Broken && event.allowed && event.idle;
+    const std::uint32_t fresh = starts ? conn.take_nonce() : 0;
+    const RearmStep step = rearm_step(role, slot.care, event, now, params_.failover_timeout, fresh);
+    if (step.next.care != slot.care.care)
+        TENT_DEBUG("rail care", "%s: %s -> %s (attempt %u)", slot.rail.rail->name().c_str(),
+                   rail_care_name(slot.care.care), rail_care_name(step.next.care), step.next.attempt);
+    slot.care = step.next;
+    const RearmActions& a = step.actions;
+    Rail& rail = *slot.rail.rail;
+    const std::uint16_t rail_id = slot.rail.rail_id;
+    if (a.fail_rail) {
+        slot.silence.reset();
+        // A broken rail is failed again only to abandon a re-arm under way
+        // (a TCP dial), so that the next attempt starts afresh.
+        if (!rail.broken() || step.next.care == RailCare::Broken) {
+            if (slot.last_failure.empty()) slot.last_failure = "re-armed";
+            if (Status s = rail.fail(); !s)
+                TENT_WARN("rail-fail-failed", "%s: %s", rail.name().c_str(), s.to_string().c_str());
+        }
     }
+    if (a.fail_rail && slot.care.care == RailCare::InUse && rail.broken()) {
+        RearmEvent failed;
+        failed.kind = RearmEvent::Kind::Failed;
+        care_event(conn, index, failed);
+    }
+    if (a.gave_up) monitor_->record(slot.monitor_id, RailOutcome::ProbeFailed, now);
+    if (a.send_ask || a.send_nudge)
+        send_control(conn, wire::Frame{0, rail_id, conn.id, 0, wire::Probe{a.nonce, now_ns(now)}});
+    if (a.send_ready || a.send_proven)
+        send_control(conn, wire::Frame{0, rail_id, conn.id, 0, wire::ProbeReply{a.nonce, now_ns(now)}});
+    if (a.back_in_use) {
+        slot.silence.reset();
+        if (role == RearmRole::Follower) {  // the leader's own probe was counted as it completed
+            ++slot.epoch;
+            monitor_->record(slot.monitor_id, RailOutcome::ProbeAnswered, now);
+        }
+        TENT_INFO("rail rearmed", "%s carries traffic again", rail.name().c_str());
+    }
+    if (a.rearm) {
+        // Messages that arrived before the failure are delivered first: a
+        // reset would discard them.
+        drain_rail(conn, index);
+        RearmEvent result;
+        Status s = conn.rails[index].inflight_ops ? Status(Code::Busy, "operations still outstanding") : rail.rearm();
+        if (s) {
+            conn.rails[index].silence.reset();
+            result.kind = RearmEvent::Kind::RearmDone;
+        } else if (s.code() == Code::Busy) {
+            result.kind = RearmEvent::Kind::RearmBusy;
+        } else {
+            conn.rails[index].last_failure = "re-arm failed: " + s.to_string();
+            result.kind = RearmEvent::Kind::RearmFailed;
+        }
+        care_event(conn, index, result);
+        return;
+    }
+    if (a.post_probe) post_probe(conn, index);
 }
 
 void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, TimePoint now) {
@@ -62,25 +118,27 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
         Rail& rail = *slot.rail.rail;
         const bool rdma = rail.kind() == TransportKind::Rdma;
         monitor_->set_lossy(slot.monitor_id, rail.lossy(), now);
-        // Four times the limit when several rails stall together (see
-        // above), and for the probe that ends a re-arm: it carries no
-        // data, so waiting longer costs the application nothing, while
-        // declaring it silent on a loaded machine starts another re-arm
-        // and counts towards a pause. (Probes of rails that waiting
-        // pieces may use keep the short limit: they decide how soon a
-        // peer is found unreachable.)
-        const bool patient = stalled > 1 || (slot.care == RailCare::Probing && slot.care_nonce != 0);
-        switch (slot.care) {
-        case RailCare::InUse:
-        case RailCare::Probing:
+        const bool is_due = std::find(due.begin(), due.end(), slot.monitor_id) != due.end();
+        const RailCare care = slot.care.care;
+        if (care == RailCare::InUse || care == RailCare::Checking || care == RailCare::Probing) {
             if (rail.broken()) {
-                if (slot.care == RailCare::Probing) break;  // the probe's completion decides
-                slot.care = RailCare::Broken;
-                slot.care_since = now;
-                slot.silence.reset();
+                // The probe's completion decides for a probing rail.
+                if (care == RailCare::Probing || care == RailCare::Checking) continue;
                 if (slot.last_failure.empty()) slot.last_failure = "failed";
-                break;
+                slot.silence.reset();
+                RearmEvent e;
+                e.kind = RearmEvent::Kind::Failed;
+                care_event(conn, i, e);
+                continue;
             }
+            // Four times the limit when several rails stall together (see
+            // above), and for the probe that ends a re-arm: it carries no
+            // data, so waiting longer costs the application nothing, while
+            // declaring it silent on a loaded machine starts another re-arm
+            // and counts towards a pause. (Probes of rails that waiting
+            // pieces may use keep the short limit: they decide how soon a
+            // peer is found unreachable.)
+            const bool patient = stalled > 1 || care == RailCare::Probing;
             if (failover_on() && rdma && slot.silence.silent(now, params_.silence) &&
                 (!patient || slot.silence.silent_for(now) > 4 * slot.silence.limit(params_.silence))) {
                 auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(slot.silence.silent_for(now)).count();
@@ -88,73 +146,45 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
                                   std::to_string(slot.inflight_watched) + " operations outstanding";
                 TENT_WARN("rail silent", "%s: %s: declared failed", rail.name().c_str(), why.c_str());
                 monitor_->record(slot.monitor_id, RailOutcome::Timeout, now);
-                declare_failed(slot, why);
-                break;
+                declare_failed(conn, i, why);
+                continue;
             }
             // A rail paused by its errors but intact is probed where it is;
             // so is an idle rail that waiting pieces failed on (a success
             // lets them come back to it).
-            if (slot.care == RailCare::InUse && slot.inflight_ops == 0) {
-                if (std::find(due.begin(), due.end(), slot.monitor_id) != due.end()) {
+            if (care == RailCare::InUse && slot.inflight_ops == 0) {
+                RearmEvent e;
+                e.kind = RearmEvent::Kind::HealthProbe;
+                if (is_due) {
                     monitor_->probe_sent(slot.monitor_id, now);
-                    post_probe(conn, i);
+                    care_event(conn, i, e);
                 } else if (!conn.parked.empty() && failover_on() &&
                            monitor_->state(slot.monitor_id, now) != RailState::Paused &&
                            now - slot.last_probe >= kWaitingProbeInterval) {
-                    post_probe(conn, i);
+                    care_event(conn, i, e);
                 }
             }
-            break;
-        case RailCare::Broken: {
-            // A closed TCP rail does not come back; a verbs rail is re-armed
-            // once its flushes are in and the health layer allows it.
-            if (!failover_on() || !rdma || slot.inflight_ops > 0) break;
-            // The initiator asks first; the other side asks only if no
-            // request came within failover_timeout_ms, so that the two
-            // sides' requests rarely cross.
-            if (!conn.initiator && now - slot.care_since < params_.failover_timeout) break;
-            bool allowed = monitor_->state(slot.monitor_id, now) != RailState::Paused;
-            if (!allowed && std::find(due.begin(), due.end(), slot.monitor_id) != due.end()) {
-                monitor_->probe_sent(slot.monitor_id, now);
-                allowed = true;
-            }
-            if (!allowed) break;
-            slot.care_nonce = conn.take_nonce();
-            slot.care = RailCare::AwaitingPeer;
-            slot.care_since = now;
-            send_control(conn, wire::Frame{0, slot.rail.rail_id, conn.id, 0, wire::Probe{slot.care_nonce, now_ns(now)}});
-            break;
+            continue;
         }
-        case RailCare::AwaitingPeer:
-        case RailCare::AwaitingProof:
-            if (now - slot.care_since >= params_.failover_timeout) {
-                slot.last_failure = slot.care == RailCare::AwaitingPeer ? "the peer did not re-arm its end"
-                                                                        : "the peer's probe did not pass";
-                slot.care = RailCare::Broken;
-                slot.care_since = now;
-                slot.care_nonce = 0;
-                monitor_->record(slot.monitor_id, RailOutcome::ProbeFailed, now);
-            }
-            break;
-        case RailCare::PeerAsked: {
-            drain_rail(conn, i);
-            if (slot.inflight_ops > 0) break;  // flushes still to come
-            Status s = rail.rearm();
-            if (s.code() == Code::Busy) break;
-            if (!s) {
-                slot.care = RailCare::Broken;
-                slot.care_since = now;
-                slot.last_failure = s.to_string();
-                break;
-            }
-            slot.silence.reset();
-            slot.care = RailCare::AwaitingProof;
-            slot.care_since = now;
-            send_control(conn, wire::Frame{0, slot.rail.rail_id, conn.id, 0,
-                                           wire::ProbeReply{slot.care_nonce, now_ns(now)}});
-            break;
+        // Re-arming: rails whose transport cannot bring them back stay failed.
+        if (!failover_on() || !rail.rearmable()) continue;
+        if (care == RailCare::Ready && rail.broken()) {  // the re-armed end broke before its proof
+            RearmEvent e;
+            e.kind = RearmEvent::Kind::Failed;
+            care_event(conn, i, e);
+            continue;
         }
-        }
+        RearmEvent e;
+        e.kind = RearmEvent::Kind::Tick;
+        e.idle = slot.inflight_ops == 0;
+        const bool unpaused = monitor_->state(slot.monitor_id, now) != RailState::Paused;
+        e.allowed = unpaused || is_due;
+        const RearmState before = slot.care;
+        care_event(conn, i, e);
+        // An attempt started on a due probe counts as that probe.
+        if (!unpaused && before.care == RailCare::Broken && conn.rails[i].care.care != RailCare::Broken)
+            monitor_->probe_sent(slot.monitor_id, now);
+        if (care == RailCare::Resetting) drain_rail(conn, i);  // flushes still to come
     }
 }
 
@@ -176,9 +206,11 @@ void Engine::post_probe(Connection& conn, std::size_t index) {
     op.opcode = RailOpcode::Probe;
     Status s = slot.rail.rail->post(op);
     if (!s) {
-        monitor_->record(slot.monitor_id, RailOutcome::ProbeFailed, now);
         slot.last_failure = "probe not posted: " + s.to_string();
-        declare_failed(slot, slot.last_failure);
+        RailCompletion failed;
+        failed.outcome = RailOutcome::ProbeFailed;
+        failed.status = s;
+        on_probe_done(conn, index, failed);
         return;
     }
     inflight_[op.cookie] = Inflight{0, index, 0, now, true, Priority::High};
@@ -186,8 +218,6 @@ void Engine::post_probe(Connection& conn, std::size_t index) {
     slot.last_probe = now;
     ++slot.inflight_ops;
     slot.silence.became_busy(now);
-    slot.care = RailCare::Probing;
-    slot.care_since = now;
 }
 
 void Engine::on_probe_done(Connection& conn, std::size_t index, const RailCompletion& c) {
@@ -196,63 +226,27 @@ void Engine::on_probe_done(Connection& conn, std::size_t index, const RailComple
     const bool answered = c.outcome == RailOutcome::ProbeAnswered || c.outcome == RailOutcome::Success;
     monitor_->record(slot.monitor_id, answered ? RailOutcome::ProbeAnswered : RailOutcome::ProbeFailed, now);
     if (answered) ++slot.epoch;
-    if (slot.care != RailCare::Probing) return;
-    if (answered && !slot.rail.rail->broken()) {
-        slot.care = RailCare::InUse;
-        if (slot.care_nonce) {
-            // Part of a re-arm: the peer waits for this to use its end.
-            send_control(conn, wire::Frame{0, slot.rail.rail_id, conn.id, 0, wire::ProbeReply{slot.care_nonce, 0}});
-            slot.care_nonce = 0;
-        }
-        TENT_INFO("rail rearmed", "%s carries traffic again", slot.rail.rail->name().c_str());
-        return;
-    }
-    slot.care_nonce = 0;
-    declare_failed(slot, "probe failed: " + c.status.to_string());
+    if (slot.care.care != RailCare::Probing && slot.care.care != RailCare::Checking) return;
+    if (!answered) slot.last_failure = "probe failed: " + c.status.to_string();
+    RearmEvent e;
+    e.kind = answered && !slot.rail.rail->broken() ? RearmEvent::Kind::ProbePassed : RearmEvent::Kind::ProbeFailed;
+    care_event(conn, index, e);
 }
 
-void Engine::on_peer_rearm_request(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce) {
-    for (auto& slot : conn.rails) {
-        if (slot.rail.rail_id != rail_id || slot.rail.rail->kind() != TransportKind::Rdma) continue;
-        if (slot.care == RailCare::AwaitingPeer && conn.initiator) return;  // ours wins; the peer serves it
-        if (slot.rail.rail->broken() || slot.care != RailCare::InUse) {
-            slot.silence.reset();
-        } else {
-            declare_failed(slot, "re-armed at the peer's request");
-        }
-        slot.care = RailCare::PeerAsked;
-        slot.care_nonce = nonce;
-        slot.care_since = clock_.now();
-        return;
-    }
-}
-
-void Engine::on_peer_rearmed(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce) {
+void Engine::on_peer_rearm_frame(Connection& conn, std::uint16_t rail_id, std::uint32_t nonce, bool reply) {
     for (std::size_t i = 0; i < conn.rails.size(); ++i) {
         RailSlot& slot = conn.rails[i];
-        if (slot.rail.rail_id != rail_id || slot.care_nonce != nonce) continue;
-        if (slot.care == RailCare::AwaitingProof) {
-            // The asker's probe passed: the path works both ways.
-            slot.care = RailCare::InUse;
-            slot.care_nonce = 0;
-            slot.silence.reset();
-            ++slot.epoch;
-            monitor_->record(slot.monitor_id, RailOutcome::ProbeAnswered, clock_.now());
-            TENT_INFO("rail rearmed", "%s carries traffic again", slot.rail.rail->name().c_str());
-            return;
-        }
-        if (slot.care != RailCare::AwaitingPeer) return;
-        drain_rail(conn, i);
-        Status s = slot.inflight_ops ? Status(Code::Busy, "operations still outstanding") : slot.rail.rail->rearm();
-        if (!s) {
-            slot.care = RailCare::Broken;
-            slot.care_since = clock_.now();
-            slot.last_failure = "re-arm failed: " + s.to_string();
-            monitor_->record(slot.monitor_id, RailOutcome::ProbeFailed, clock_.now());
-            return;
-        }
-        slot.silence.reset();
-        post_probe(conn, i);
+        if (slot.rail.rail_id != rail_id) continue;
+        if (!slot.rail.rail->rearmable()) return;
+        RearmEvent e;
+        e.nonce = nonce;
+        if (conn.initiator)
+            e.kind = reply ? RearmEvent::Kind::PeerReady : RearmEvent::Kind::PeerNudge;
+        else
+            e.kind = reply ? RearmEvent::Kind::PeerProven : RearmEvent::Kind::PeerAsk;
+        if (e.kind == RearmEvent::Kind::PeerAsk && slot.care.care == RailCare::InUse && !slot.rail.rail->broken())
+            slot.last_failure = "re-armed at the peer's request";
+        care_event(conn, i, e);
         return;
     }
 }
@@ -269,10 +263,12 @@ void Engine::poll_device_events() {
                                     ? "local device " + e.device + " reported a fatal error"
                                     : "local port " + e.device + ":" + std::to_string(e.port) + " is down";
         for (auto& [id, conn] : connections_)
-            for (auto& slot : conn->rails)
+            for (std::size_t i = 0; i < conn->rails.size(); ++i) {
+                const RailSlot& slot = conn->rails[i];
                 if (slot.rail.local_device == e.device &&
                     (e.event == AsyncEvent::DeviceFatal || slot.rail.local_port == e.port))
-                    declare_failed(slot, why);
+                    declare_failed(*conn, i, why);
+            }
     }
     // Peers attribute the fault to this port and leave it at once, without
     // waiting for their own timeouts.
@@ -302,10 +298,12 @@ void Engine::on_peer_port_state(Connection& conn, const wire::PortState& ps) {
                                 ? "remote device " + conn.peer.hostname + " " + device + " reported a fatal error"
                                 : "remote port " + conn.peer.hostname + " " + device + ":" + std::to_string(ps.port) +
                                       " is down";
-    for (auto& slot : conn.rails)
+    for (std::size_t i = 0; i < conn.rails.size(); ++i) {
+        const RailSlot& slot = conn.rails[i];
         if (slot.rail.rail->kind() == TransportKind::Rdma && slot.rail.remote_device == device &&
             (event == AsyncEvent::DeviceFatal || slot.rail.remote_port == ps.port))
-            declare_failed(slot, why);
+            declare_failed(conn, i, why);
+    }
 }
 
 void Engine::on_rail_event(const RailEvent& event) {

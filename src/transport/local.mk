@@ -12,6 +12,7 @@ libtentcore_la_SOURCES += \
 	src/transport/tcp/tcp_address.h src/transport/tcp/tcp_address.cpp \
 	src/transport/tcp/tcp_socket.h src/transport/tcp/tcp_socket.cpp \
 	src/transport/tcp/tcp_hello.h src/transport/tcp/tcp_hello.cpp \
+	src/transport/tcp/tcp_redial.h src/transport/tcp/tcp_redial.cpp \
 	src/transport/tcp/silence_detector.h src/transport/tcp/region_lookup.h \
 	src/transport/tcp/loss_detector.h src/transport/tcp/loss_detector.cpp \
 	src/transport/tcp/tcp_counters.h src/transport/tcp/tcp_counters.cpp \
@@ -20,6 +21,7 @@ libtentcore_la_SOURCES += \
 	src/transport/tcp/tcp_rail.h src/transport/tcp/tcp_rail_detail.h src/transport/tcp/tcp_rail.cpp \
 	src/transport/tcp/tcp_rail_initiator.cpp src/transport/tcp/tcp_rail_receive.cpp \
 	src/transport/tcp/tcp_rail_target.cpp src/transport/tcp/tcp_rail_acks.cpp src/transport/tcp/tcp_rail_timers.cpp \
+	src/transport/tcp/tcp_rail_rearm.cpp \
 	src/transport/tcp/tcp_poller.h src/transport/tcp/tcp_poller.cpp \
 	src/transport/tcp/control_socket.h src/transport/tcp/control_socket.cpp \
 	src/transport/tcp/tcp_provider.h src/transport/tcp/tcp_provider.cpp

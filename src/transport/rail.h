@@ -110,6 +110,8 @@ public:
     // channel). Unsupported when the rail cannot come back (then it stays
     // broken); Busy while operations are still outstanding.
     virtual Status rearm() { return Status(Code::Unsupported, name() + " cannot be re-armed"); }
+    // rearm() can bring this rail back (the engine re-arms only such rails).
+    virtual bool rearmable() const { return false; }
     // The path loses packets that the transport repairs (TCP retransmits):
     // the rail works but should be used last.
     virtual bool lossy() const { return false; }

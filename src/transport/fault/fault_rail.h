@@ -4,7 +4,7 @@
 // The engine wraps each new rail that the [fault] knobs select, verbs and TCP
 // alike, and no rail when they are off. Everything else is the inner rail's.
 // Health probes are never reported failed when they worked: a failed probe
-// takes a rail out of use (a TCP rail for good), which would turn transient
+// takes a rail out of use until it is re-armed, which would turn transient
 // completion errors into a lost rail. Post failures do hit probes.
 #pragma once
 
@@ -40,6 +40,7 @@ public:
     bool broken() const override { return inner_->broken(); }
     Status fail() override { return inner_->fail(); }
     Status rearm() override { return inner_->rearm(); }
+    bool rearmable() const override { return inner_->rearmable(); }
     bool lossy() const override { return inner_->lossy(); }
 
 private:

@@ -81,10 +81,18 @@ Result<wire::Frame> read_frame_blocking(int fd, TimePoint deadline) {
 
 Result<TcpHelloAnswer> tcp_hello_initiate(int fd, const TcpRailHello& hello, Duration timeout) {
     const TimePoint deadline = SteadyClock::instance().now() + timeout;
+    if (Status s = tcp_hello_send(fd, hello, deadline); !s) return s;
+    return tcp_hello_read_answer(fd, hello, deadline);
+}
+
+Status tcp_hello_send(int fd, const TcpRailHello& hello, TimePoint deadline) {
     wire::Frame out{.rail_id = hello.rail.rail_id,
                     .connection_id = hello.connection_id,
                     .body = wire::Hello{.engine_id = hello.engine_id, .rails = {hello.rail}}};
-    if (Status s = write_frame_blocking(fd, out, deadline); !s) return s;
+    return write_frame_blocking(fd, out, deadline);
+}
+
+Result<TcpHelloAnswer> tcp_hello_read_answer(int fd, const TcpRailHello& hello, TimePoint deadline) {
     auto in = read_frame_blocking(fd, deadline);
     if (!in) return in.status();
     const auto* ack = std::get_if<wire::HelloAck>(&in->body);

@@ -42,6 +42,12 @@ struct TcpHelloAnswer {
 // on a malformed or unexpected answer.
 Result<TcpHelloAnswer> tcp_hello_initiate(int fd, const TcpRailHello& hello, Duration timeout);
 
+// tcp_hello_initiate in two steps, for a caller that must not block while
+// the answer travels: send the Hello, then (once the socket is readable)
+// read and check the HelloAck.
+Status tcp_hello_send(int fd, const TcpRailHello& hello, TimePoint deadline);
+Result<TcpHelloAnswer> tcp_hello_read_answer(int fd, const TcpRailHello& hello, TimePoint deadline);
+
 // Reads the Hello of a freshly accepted socket; it must list exactly one TCP rail.
 Result<TcpRailHello> tcp_hello_receive(int fd, Duration timeout);
 

@@ -97,7 +97,7 @@ Status TcpProvider::accept_rails(const RailContext& ctx, const std::vector<wire:
 }
 
 Result<NewRail> TcpProvider::make_rail(UniqueFd fd, std::uint64_t connection_id, const wire::RailInfo& info,
-                                       const std::string& name) {
+                                       const std::string& name, tcp::TcpRedial redial) {
     // TcpRail asks for a pointer valid until its progress() returns; each
     // rail keeps the last region it looked up.
     auto holder = std::make_shared<std::optional<wire::MemoryHandle>>();
@@ -107,7 +107,7 @@ Result<NewRail> TcpProvider::make_rail(UniqueFd fd, std::uint64_t connection_id,
         return *holder ? &**holder : nullptr;
     };
     auto rail = tcp::TcpRail::create(std::move(fd), {connection_id, info.rail_id, name}, params_, std::move(lookup),
-                                     SteadyClock::instance());
+                                     SteadyClock::instance(), std::move(redial));
     if (!rail) return rail.status();
     NewRail r;
     r.rail_id = info.rail_id;
@@ -136,8 +136,10 @@ Status TcpProvider::complete_rails(const RailContext& ctx, const std::vector<wir
                                     info.local_index, 0};
         auto answered = tcp::tcp_hello_initiate(fd->get(), hello, timeout_);
         if (!answered) return answered.status();
+        tcp::TcpRedial redial;
+        redial.dial = tcp::TcpDialPlan{local, remote, hello, timeout_, params_.buffers};
         auto rail = make_rail(std::move(*fd), ctx.connection_id, info,
-                              "tcp " + local.host + " -> " + remote.to_string());
+                              "tcp " + local.host + " -> " + remote.to_string(), std::move(redial));
         if (!rail) return rail.status();
         rails.push_back(std::move(*rail));
     }
@@ -157,13 +159,25 @@ void TcpProvider::poll_incoming(RailSink& sink) {
                 continue;
             }
             if (!tcp::tcp_hello_reply(fd.get(), *hello, engine_id_, wire::HelloResult::Accepted, timeout_)) continue;
+            const auto key = std::make_pair(hello->connection_id, hello->rail.rail_id);
+            if (auto it = mailboxes_.find(key); it != mailboxes_.end()) {
+                if (auto mailbox = it->second.lock()) {
+                    mailbox->sockets.push_back(std::move(fd));  // the rail re-armed: its new socket
+                    continue;
+                }
+                mailboxes_.erase(it);
+            }
             auto peer = tcp::peer_address_of(fd.get());
             std::string name = "tcp " + l.address().host + " <- " + (peer ? peer->to_string() : std::string("?"));
-            auto rail = make_rail(std::move(fd), hello->connection_id, hello->rail, name);
+            tcp::TcpRedial redial;
+            redial.mailbox = std::make_shared<tcp::TcpSocketMailbox>();
+            auto rail = make_rail(std::move(fd), hello->connection_id, hello->rail, name, redial);
             if (!rail) {
                 TENT_WARN("tcp-rail-refused", "%s", rail.status().to_string().c_str());
                 continue;
             }
+            std::erase_if(mailboxes_, [](const auto& entry) { return entry.second.expired(); });
+            mailboxes_[key] = redial.mailbox;
             sink.adopt_rail(hello->connection_id, std::move(*rail));
         }
     }

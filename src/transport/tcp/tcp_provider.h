@@ -5,8 +5,12 @@
 // handshake and opens it with the per-rail Hello; the responder accepts those
 // sockets on its progress thread (poll_incoming) and hands the rails to the
 // engine. Target-side checks use the engine's registrations by TCP key.
+// A re-armed rail gets a new socket the same way (tcp_redial.h): the
+// initiator dials again with the same Hello, and poll_incoming hands the
+// socket to the rail it names instead of making a new one.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +19,7 @@
 #include "common/unique_fd.h"
 #include "transport/provider.h"
 #include "transport/tcp/tcp_rail_params.h"
+#include "transport/tcp/tcp_redial.h"
 #include "transport/tcp/tcp_socket.h"
 
 namespace tent {
@@ -40,7 +45,7 @@ private:
     TcpProvider(std::vector<tcp::TcpAddress> addresses, tcp::TcpRailParams params, Duration timeout)
         : addresses_(std::move(addresses)), params_(params), timeout_(timeout) {}
     Result<NewRail> make_rail(UniqueFd fd, std::uint64_t connection_id, const wire::RailInfo& info,
-                              const std::string& name);
+                              const std::string& name, tcp::TcpRedial redial);
 
     std::vector<tcp::TcpAddress> addresses_;
     tcp::TcpRailParams params_;
@@ -49,6 +54,9 @@ private:
     std::vector<tcp::TcpListener> listeners_;
     UniqueFd epoll_;  // readable when any listener has a connection waiting
     mutable std::uint64_t engine_id_ = 0;
+    // Rails this side accepted, by (connection id, rail id): a later socket
+    // with the same Hello is the rail re-armed (tcp_redial.h), not a new rail.
+    std::map<std::pair<std::uint64_t, std::uint16_t>, std::weak_ptr<tcp::TcpSocketMailbox>> mailboxes_;
 };
 
 } // namespace tent

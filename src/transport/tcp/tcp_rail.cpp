@@ -32,21 +32,21 @@ const char* opcode_name(RailOpcode op) {
 } // namespace
 
 Result<std::unique_ptr<TcpRail>> TcpRail::create(UniqueFd fd, TcpRailIdentity identity, TcpRailParams params,
-                                                  RegionLookup regions, const Clock& clock) {
+                                                  RegionLookup regions, const Clock& clock, TcpRedial redial) {
     if (!fd.valid()) return Status(Code::InvalidArgument, "tcp rail: no socket");
     if (identity.connection_id == 0) return Status(Code::InvalidArgument, "tcp rail: connection id 0");
     if (params.silence.interval <= Duration::zero() || params.silence.dead_after < 1)
         return Status(Code::InvalidArgument, "tcp rail: heartbeat interval and silence intervals must be positive");
     if (Status s = configure_socket(fd.get(), params.buffers); !s) return s;
     return std::unique_ptr<TcpRail>(
-        new TcpRail(std::move(fd), std::move(identity), params, std::move(regions), clock));
+        new TcpRail(std::move(fd), std::move(identity), params, std::move(regions), clock, std::move(redial)));
 }
 
 TcpRail::TcpRail(UniqueFd fd, TcpRailIdentity identity, TcpRailParams params, RegionLookup regions,
-                 const Clock& clock)
+                 const Clock& clock, TcpRedial redial)
     : fd_(std::move(fd)), identity_(std::move(identity)), params_(params), regions_(std::move(regions)),
       clock_(clock), silence_(params.silence, clock.now()), loss_(params.loss),
-      next_loss_sample_(clock.now() + LossDetector::kSamplePeriod) {}
+      next_loss_sample_(clock.now() + LossDetector::kSamplePeriod), redial_(std::move(redial)) {}
 
 TcpRail::~TcpRail() = default;
 
@@ -67,6 +67,12 @@ std::string TcpRail::describe(const Pending& p) const {
 
 void TcpRail::progress(std::vector<RailCompletion>& done,
                        const std::function<void(const RailMessage&)>& on_message) {
+    if (open_ && !fd_.valid()) take_accepted_socket();
+    if (open_ && !fd_.valid()) {  // re-armed, the peer's new socket not here yet
+        done.insert(done.end(), std::make_move_iterator(ready_.begin()), std::make_move_iterator(ready_.end()));
+        ready_.clear();
+        return;
+    }
     if (open_) receive(on_message);
     if (open_) check_timers();
     if (open_) flush();
@@ -125,6 +131,7 @@ void TcpRail::close_with(Code code, const std::string& reason, RailOutcome first
 }
 
 Status TcpRail::fail() {
+    dial_.reset();  // a re-arm under way is abandoned
     close_with(Code::RailDown, "failed by the engine", RailOutcome::Flushed);
     return Status::ok();
 }

@@ -31,9 +31,14 @@
 // engine declares the rail failed) flush them all.
 //
 // Failover hooks (rail.h): broken() once the rail is closed, for whatever
-// reason. rearm() stays Unsupported: a closed TCP rail does not come back
-// (its socket is gone and the peers do not reconnect rails yet); the
-// engine carries on over its other rails. lossy() is true while the
+// reason. rearm() gives a closed rail a new socket to the same peer
+// (tcp_rail_rearm.cpp, tcp_redial.h): the side that connected it dials
+// again (Busy until the peer answered the Hello), the side that accepted
+// it resets at once and takes the next socket its provider accepts for it;
+// the engine's re-arm handshake orders the two sides and probes the rail
+// before it carries traffic again. Both ends start afresh (sequence
+// numbers, queues, silence). A rail built without a TcpRedial (tests) is
+// not rearmable and rearm() stays Unsupported. lossy() is true while the
 // connection's retransmission ratio over the last seconds is above
 // tcp_lossy_retransmit_percent (loss_detector.h): the rail works but
 // should be used last.
@@ -52,6 +57,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +68,7 @@
 #include "transport/tcp/region_lookup.h"
 #include "transport/tcp/silence_detector.h"
 #include "transport/tcp/tcp_rail_params.h"
+#include "transport/tcp/tcp_redial.h"
 #include "common/unique_fd.h"
 #include "wire/frame.h"
 #include "wire/protocol.h"
@@ -82,8 +89,9 @@ class TcpRail final : public Rail {
 public:
     // fd: a connected socket whose Hello exchange is done. It is made
     // non-blocking with TCP_NODELAY and params' buffer sizes.
+    // redial: how rearm() gets a new socket (none: the rail cannot be re-armed).
     static Result<std::unique_ptr<TcpRail>> create(UniqueFd fd, TcpRailIdentity identity, TcpRailParams params,
-                                                   RegionLookup regions, const Clock& clock);
+                                                   RegionLookup regions, const Clock& clock, TcpRedial redial = {});
     ~TcpRail() override;
     TcpRail(const TcpRail&) = delete;
     TcpRail& operator=(const TcpRail&) = delete;
@@ -94,13 +102,16 @@ public:
     Status post(const RailOp& op) override;
     void progress(std::vector<RailCompletion>& done,
                   const std::function<void(const RailMessage&)>& on_message) override;
-    int wait_fd() const override { return fd_.get(); }
+    // The dial's socket while re-arming; -1 while waiting for an accepted one.
+    int wait_fd() const override { return dial_ ? dial_->fd() : fd_.get(); }
     bool broken() const override { return !open_; }
     // Closes now: every outstanding op completes Flushed at the next
     // progress() (the engine has already judged the failure), the peer
-    // sees the connection end.
+    // sees the connection end. Abandons a dial under way (rearm()).
     Status fail() override;
     bool lossy() const override { return loss_.lossy(); }
+    Status rearm() override;
+    bool rearmable() const override { return redial_.possible(); }
 
     bool is_open() const { return open_; }
     // Why the rail closed (ok while open).
@@ -109,7 +120,7 @@ public:
     void close();
 
     // Outgoing bytes are queued: wait for the socket to become writable.
-    bool wants_write() const { return open_ && tx_bytes_ > 0; }
+    bool wants_write() const override { return (dial_ && dial_->connecting()) || (open_ && fd_.valid() && tx_bytes_ > 0); }
     // Completions are waiting to be collected by progress().
     bool has_completions() const { return !ready_.empty(); }
     // When progress() must run even without socket activity (heartbeat due,
@@ -117,7 +128,7 @@ public:
     // reached). While bytes are queued no heartbeat is added (it would wait
     // behind them), so a full socket does not spin.
     TimePoint next_timer() const override {
-        if (!open_) return TimePoint::max();
+        if (!open_ || !fd_.valid()) return TimePoint::max();
         return tx_.empty() ? silence_.next_deadline() : silence_.next_check_deadline();
     }
     std::size_t outstanding() const { return pending_.size() + probes_.size(); }
@@ -134,7 +145,13 @@ private:
         std::uint64_t order = 0; // posting order, for failing the oldest first
     };
 
-    TcpRail(UniqueFd fd, TcpRailIdentity identity, TcpRailParams params, RegionLookup regions, const Clock& clock);
+    TcpRail(UniqueFd fd, TcpRailIdentity identity, TcpRailParams params, RegionLookup regions, const Clock& clock,
+            TcpRedial redial);
+
+    // Re-arming (tcp_rail_rearm.cpp): starts over on a new socket.
+    void restart(UniqueFd fd);
+    // Accepting side, re-armed: takes the newest socket the provider accepted.
+    void take_accepted_socket();
 
     Status queue_frame(const wire::Frame& frame);
     void queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail);
@@ -176,6 +193,8 @@ private:
     bool kernel_counters_ = true; // false once TCP_INFO lacks them (old kernel)
     bool open_ = true;
     Status close_reason_;
+    TcpRedial redial_;
+    std::optional<TcpDial> dial_;  // connecting side: the dial under way
 
     // Initiator state.
     std::uint64_t next_seq_ = 1;

@@ -104,6 +104,7 @@ void TcpRail::queue_bytes(std::vector<std::uint8_t> head, std::span<const std::u
 }
 
 void TcpRail::flush() {
+    if (!fd_.valid()) return;  // re-armed, waiting for the peer's new socket
     for (int round = 0; round < kMaxSendsPerProgress && open_ && !tx_.empty(); ++round) {
         iovec iov[kMaxIov];
         std::size_t count = 0;

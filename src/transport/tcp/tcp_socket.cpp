@@ -73,9 +73,7 @@ Result<std::optional<UniqueFd>> TcpListener::accept(const SocketBuffers& buffers
     return std::optional<UniqueFd>();
 }
 
-Result<UniqueFd> tcp_connect(const TcpAddress& local, const TcpAddress& remote, Duration timeout,
-                             const SocketBuffers& buffers) {
-    const TimePoint deadline = SteadyClock::instance().now() + timeout;
+Result<UniqueFd> tcp_connect_start(const TcpAddress& local, const TcpAddress& remote, const SocketBuffers& buffers) {
     auto local_sa = sockaddr_of(local);
     if (!local_sa) return local_sa.status();
     auto remote_sa = sockaddr_of(remote);
@@ -86,26 +84,41 @@ Result<UniqueFd> tcp_connect(const TcpAddress& local, const TcpAddress& remote, 
     if (Status s = configure_socket(fd.get(), buffers); !s) return s;
     if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&*local_sa), sizeof *local_sa) != 0)
         return Status::from_errno(errno, "bind " + local.to_string());
-    const std::string what = "connect " + local.to_string() + " -> " + remote.to_string();
-    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&*remote_sa), sizeof *remote_sa) != 0) {
-        if (errno != EINPROGRESS) {
-            Status s = Status::from_errno(errno, what);
-            return Status(Code::RailDown, s.message());
-        }
-        pollfd p{fd.get(), POLLOUT, 0};
-        int n = -1;
-        for (int attempt = 0; attempt < 64; ++attempt) {
-            n = ::poll(&p, 1, remaining_ms(deadline));
-            if (n >= 0 || errno != EINTR) break;
-        }
-        if (n < 0) return Status::from_errno(errno, "poll during " + what);
-        if (n == 0) return Status(Code::Timeout, what + ": no answer in time");
-        int err = 0;
-        socklen_t len = sizeof err;
-        if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0)
-            return Status::from_errno(errno, "getsockopt(SO_ERROR)");
-        if (err != 0) return Status(Code::RailDown, Status::from_errno(err, what).message());
+    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&*remote_sa), sizeof *remote_sa) != 0 &&
+        errno != EINPROGRESS) {
+        Status s = Status::from_errno(errno, "connect " + local.to_string() + " -> " + remote.to_string());
+        return Status(Code::RailDown, s.message());
     }
+    return fd;
+}
+
+Status tcp_connect_check(int fd, const TcpAddress& remote) {
+    pollfd p{fd, POLLOUT, 0};
+    const int n = ::poll(&p, 1, 0);
+    if (n < 0) return errno == EINTR ? Status(Code::Busy, "connecting") : Status::from_errno(errno, "poll");
+    if (n == 0) return Status(Code::Busy, "connecting to " + remote.to_string());
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return Status::from_errno(errno, "getsockopt(SO_ERROR)");
+    if (err != 0) return Status(Code::RailDown, Status::from_errno(err, "connect to " + remote.to_string()).message());
+    return Status::ok();
+}
+
+Result<UniqueFd> tcp_connect(const TcpAddress& local, const TcpAddress& remote, Duration timeout,
+                             const SocketBuffers& buffers) {
+    const TimePoint deadline = SteadyClock::instance().now() + timeout;
+    auto fd = tcp_connect_start(local, remote, buffers);
+    if (!fd) return fd.status();
+    const std::string what = "connect " + local.to_string() + " -> " + remote.to_string();
+    pollfd p{fd->get(), POLLOUT, 0};
+    int n = -1;
+    for (int attempt = 0; attempt < 64; ++attempt) {
+        n = ::poll(&p, 1, remaining_ms(deadline));
+        if (n >= 0 || errno != EINTR) break;
+    }
+    if (n < 0) return Status::from_errno(errno, "poll during " + what);
+    if (n == 0) return Status(Code::Timeout, what + ": no answer in time");
+    if (Status s = tcp_connect_check(fd->get(), remote); !s) return s;
     return fd;
 }
 

@@ -49,6 +49,13 @@ private:
 Result<UniqueFd> tcp_connect(const TcpAddress& local, const TcpAddress& remote, Duration timeout,
                              const SocketBuffers& buffers = {});
 
+// The same without waiting: a socket whose connect is under way (or done);
+// tcp_connect_check() then says ok once connected, Code::Busy while still
+// connecting, Code::RailDown when refused or unreachable.
+Result<UniqueFd> tcp_connect_start(const TcpAddress& local, const TcpAddress& remote,
+                                   const SocketBuffers& buffers = {});
+Status tcp_connect_check(int fd, const TcpAddress& remote);
+
 // The addresses of a connected socket.
 Result<TcpAddress> local_address_of(int fd);
 Result<TcpAddress> peer_address_of(int fd);

@@ -87,6 +87,7 @@ public:
     // its end too, before our first post).
     bool broken() const override { return failed_ || !connected_; }
     Status rearm() override;
+    bool rearmable() const override { return true; }
 
     // Largest header + payload of one Send (a receive buffer minus framing).
     std::uint64_t max_send_length() const;

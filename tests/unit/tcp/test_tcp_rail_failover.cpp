@@ -1,7 +1,8 @@
 // The failover hooks of a TCP rail (rail.h): broken() once the rail is
 // closed for any reason; fail() closes it at once, every outstanding op
 // completing Flushed (probes ProbeFailed) and the peer seeing the end;
-// rearm() is refused (a closed TCP rail does not come back); lossy() stays
+// rearm() is refused without a way to redial (tcp_redial.h: the engine's
+// rails have one, tests/unit/engine/test_engine_tcp_heal); lossy() stays
 // false on a clean connection however much it carries. The lossy verdict
 // itself is tested in test_loss_detector, and on a real lossy link by
 // tests/netns/tcp-link.sh.
@@ -106,4 +107,93 @@ Test(tcp_rail_failover, a_clean_connection_is_not_lossy) {
     }
     cr_expect_eq(first_difference(src.data(), dst.data(), src.size()), -1);
     for (const auto& c : pair->done_a) cr_assert(c.status.is_ok(), "%s", c.status.to_string().c_str());
+}
+
+namespace {
+
+// The responder's part of a rail socket's set-up, as TcpProvider::poll_incoming
+// does it: one accepted socket whose Hello is answered (bounded).
+UniqueFd accept_with_hello(TcpListener& listener) {
+    for (int i = 0; i < 500; ++i) {
+        auto accepted = listener.accept();
+        if (!accepted) return {};
+        if (!*accepted) {
+            ::poll(nullptr, 0, 5);
+            continue;
+        }
+        UniqueFd fd = std::move(**accepted);
+        auto hello = tcp_hello_receive(fd.get(), 2s);
+        if (!hello || !tcp_hello_reply(fd.get(), *hello, 22, wire::HelloResult::Accepted, 2s)) return {};
+        return fd;
+    }
+    return {};
+}
+
+} // namespace
+
+Test(tcp_rail_failover, a_failed_rail_rearms_on_a_new_socket) {
+    auto listener = TcpListener::listen(TcpAddress{"127.0.0.2", 0});
+    cr_assert(listener.is_ok());
+    TcpRailHello hello{.connection_id = kConnection, .engine_id = 11, .rail = {.rail_id = kRailId, .kind = wire::RailKind::Tcp}};
+    TcpDialPlan plan{TcpAddress{"127.0.0.1", 0}, listener->address(), hello, 2s, {}};
+    auto first = tcp_connect(plan.local, plan.remote, 2s);
+    cr_assert(first.is_ok());
+    cr_assert(tcp_hello_send(first->get(), hello, SteadyClock::instance().now() + 2s).is_ok());
+    UniqueFd accepted = accept_with_hello(*listener);
+    cr_assert(accepted.valid());
+    cr_assert(tcp_hello_read_answer(first->get(), hello, SteadyClock::instance().now() + 2s).is_ok());
+
+    RailPair pair;
+    TcpRedial dialer;
+    dialer.dial = plan;
+    TcpRedial acceptor;
+    acceptor.mailbox = std::make_shared<TcpSocketMailbox>();
+    auto a = TcpRail::create(std::move(*first), {kConnection, kRailId, "tcp a"}, test_params(), pair.regions_a.lookup(),
+                             SteadyClock::instance(), dialer);
+    auto b = TcpRail::create(std::move(accepted), {kConnection, kRailId, "tcp b"}, test_params(),
+                             pair.regions_b.lookup(), SteadyClock::instance(), acceptor);
+    cr_assert(a.is_ok() && b.is_ok());
+    pair.a = std::move(*a);
+    pair.b = std::move(*b);
+    cr_expect(pair.a->rearmable() && pair.b->rearmable());
+
+    std::vector<std::uint8_t> src = pattern(100000, 5), dst(100000, 0);
+    pair.regions_b.add(kKey, dst.data(), dst.size(), wire::kAccessAll);
+    for (int round = 1; round <= 2; ++round) {
+        // The connection ends: both ends break.
+        cr_assert(pair.a->fail().is_ok());
+        for (int i = 0; i < 1000 && !pair.b->broken(); ++i) {
+            pair.b->progress(pair.done_b, nullptr);
+            ::poll(nullptr, 0, 1);
+        }
+        cr_assert(pair.b->broken());
+        pair.a->progress(pair.done_a, nullptr);
+        pair.done_a.clear();
+
+        // The accepting end re-arms first and waits for its socket; the
+        // dialing end is Busy until the peer answered its Hello.
+        cr_assert(pair.b->rearm().is_ok());
+        cr_expect_not(pair.b->broken(), "re-armed, waiting for its socket");
+        Status s = pair.a->rearm();
+        cr_assert_eq(s.code(), Code::Busy, "%s", s.to_string().c_str());
+        UniqueFd next = accept_with_hello(*listener);
+        cr_assert(next.valid());
+        acceptor.mailbox->sockets.push_back(std::move(next));
+        for (int i = 0; i < 1000 && s.code() == Code::Busy; ++i) {
+            s = pair.a->rearm();
+            if (s.code() == Code::Busy) ::poll(nullptr, 0, 1);
+        }
+        cr_assert(s.is_ok(), "round %d: %s", round, s.to_string().c_str());
+        cr_assert_not(pair.a->broken());
+
+        // Both ends start afresh: a probe and a write go through, every byte.
+        std::fill(dst.begin(), dst.end(), 0);
+        cr_assert(pair.a->post(probe_op(10 * round)).is_ok());
+        cr_assert(pair.a->post(write_op(10 * round + 1, src.data(), src.size(), addr(dst.data()), kKey)).is_ok());
+        cr_assert(pair.drive_until(2), "round %d: the re-armed rail did not complete its ops", round);
+        cr_expect_eq(pair.done_a[0].outcome, RailOutcome::ProbeAnswered);
+        cr_expect(pair.done_a[1].status.is_ok(), "%s", pair.done_a[1].status.to_string().c_str());
+        cr_expect(dst == src, "round %d: bytes written differ", round);
+        pair.done_a.clear();
+    }
 }
