@@ -1,5 +1,7 @@
 #include "async_events.h"
 
+#include "merged_fd.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -17,10 +19,7 @@ namespace tent::interpose {
 
 namespace {
 
-struct Queue {
-    int provider_fd = -1;
-    int event_fd = -1;
-    int epoll_fd = -1;
+struct Queue : MergedFd {
     std::deque<ibv_async_event> events;
 };
 
@@ -39,17 +38,7 @@ std::unordered_multiset<const ibv_qp*>& raised() {
 
 void adopt_async_fd(ibv_context* context) {
     Queue q;
-    q.provider_fd = context->async_fd;
-    q.event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
-    q.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    if (q.event_fd < 0 || q.epoll_fd < 0 || epoll_ctl(q.epoll_fd, EPOLL_CTL_ADD, q.event_fd, &ev) != 0 ||
-        epoll_ctl(q.epoll_fd, EPOLL_CTL_ADD, q.provider_fd, &ev) != 0) {
-        if (q.event_fd >= 0) close(q.event_fd);
-        if (q.epoll_fd >= 0) close(q.epoll_fd);
-        return;  // the context keeps its own fd: no event of the interposer's
-    }
+    if (!q.open(context->async_fd)) return;  // the context keeps its own fd: no event of the interposer's
     std::lock_guard lock(g_mu);
     context->async_fd = q.epoll_fd;
     queues()[context] = q;
@@ -60,8 +49,7 @@ void release_async_fd(ibv_context* context) {
     auto it = queues().find(context);
     if (it == queues().end()) return;
     context->async_fd = it->second.provider_fd;
-    close(it->second.epoll_fd);
-    close(it->second.event_fd);
+    it->second.close();
     queues().erase(it);
 }
 
@@ -74,55 +62,42 @@ void raise_qp_fatal(ibv_qp* qp) {
     ev.element.qp = qp;
     it->second.events.push_back(ev);
     raised().insert(qp);
-    std::uint64_t one = 1;
-    ssize_t put = write(it->second.event_fd, &one, sizeof one);  // only fails if the count overflows
-    (void)put;
+    it->second.signal();
 }
 
 int async_event(ibv_context* context, ibv_async_event* event, int (*get)(ibv_context*, ibv_async_event*)) {
-    int epoll_fd, provider_fd, event_fd;
+    MergedFd fds;
     {
         std::lock_guard lock(g_mu);
         auto it = queues().find(context);
         if (it == queues().end()) return get(context, event);
-        epoll_fd = it->second.epoll_fd;
-        provider_fd = it->second.provider_fd;
-        event_fd = it->second.event_fd;
+        fds = it->second;
     }
-    bool nonblocking = (fcntl(epoll_fd, F_GETFL) & O_NONBLOCK) != 0;
+    bool nonblocking = fds.nonblocking();
     for (;;) {
         {
             std::lock_guard lock(g_mu);
             auto it = queues().find(context);
             if (it != queues().end() && !it->second.events.empty()) {
-                std::uint64_t one;
-                ssize_t got = read(event_fd, &one, sizeof one);  // one count per queued event
-                (void)got;
+                fds.take();
                 *event = it->second.events.front();
                 it->second.events.pop_front();
                 return 0;
             }
         }
-        pollfd p{provider_fd, POLLIN, 0};
-        if (poll(&p, 1, 0) == 1) {
+        if (fds.provider_readable()) {
             // The provider reads context->async_fd: give it its own for the call.
             {
                 std::lock_guard lock(g_mu);
-                context->async_fd = provider_fd;
+                context->async_fd = fds.provider_fd;
             }
             int rc = get(context, event);
             std::lock_guard lock(g_mu);
-            context->async_fd = epoll_fd;
+            context->async_fd = fds.epoll_fd;
             return rc;
         }
         // Either member becoming readable wakes this.
-        epoll_event ev[2];
-        int n = epoll_wait(epoll_fd, ev, 2, nonblocking ? 0 : 100);
-        if (n < 0 && errno != EINTR) return -1;
-        if (n == 0 && nonblocking) {
-            errno = EAGAIN;
-            return -1;
-        }
+        if (fds.wait(nonblocking) < 0) return -1;
     }
 }
 

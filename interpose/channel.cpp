@@ -1,5 +1,7 @@
 #include "channel.h"
 
+#include "merged_fd.h"
+
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <poll.h>
@@ -17,10 +19,7 @@ namespace tent::interpose {
 
 namespace {
 
-struct ChannelState {
-    int provider_fd = -1;
-    int event_fd = -1;  // counts tent's events not yet taken
-    int epoll_fd = -1;  // what the program sees as channel->fd
+struct ChannelState : MergedFd {  // epoll_fd is what the program sees as channel->fd
     std::deque<ibv_cq*> events;
 };
 
@@ -43,17 +42,7 @@ std::unordered_map<const ibv_cq*, CqState>& cqs() {
 
 bool adopt_channel(ibv_comp_channel* channel) {
     ChannelState st;
-    st.provider_fd = channel->fd;
-    st.event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK | EFD_SEMAPHORE);
-    st.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    if (st.event_fd < 0 || st.epoll_fd < 0 || epoll_ctl(st.epoll_fd, EPOLL_CTL_ADD, st.event_fd, &ev) != 0 ||
-        epoll_ctl(st.epoll_fd, EPOLL_CTL_ADD, st.provider_fd, &ev) != 0) {
-        if (st.event_fd >= 0) close(st.event_fd);
-        if (st.epoll_fd >= 0) close(st.epoll_fd);
-        return false;
-    }
+    if (!st.open(channel->fd)) return false;
     std::lock_guard lock(g_mu);
     channel->fd = st.epoll_fd;
     channels()[channel] = st;
@@ -65,32 +54,27 @@ void release_channel(ibv_comp_channel* channel) {
     auto it = channels().find(channel);
     if (it == channels().end()) return;
     channel->fd = it->second.provider_fd;
-    close(it->second.epoll_fd);
-    close(it->second.event_fd);
+    it->second.close();
     channels().erase(it);
 }
 
 int channel_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context,
                   int (*provider_get)(ibv_comp_channel*, ibv_cq**, void**)) {
-    int epoll_fd, provider_fd, event_fd;
+    MergedFd fds;
     {
         std::lock_guard lock(g_mu);
         auto it = channels().find(channel);
         if (it == channels().end()) return provider_get(channel, cq, cq_context);
-        epoll_fd = it->second.epoll_fd;
-        provider_fd = it->second.provider_fd;
-        event_fd = it->second.event_fd;
+        fds = it->second;
     }
     // The program may have made channel->fd non-blocking: then so is this.
-    bool nonblocking = (fcntl(epoll_fd, F_GETFL) & O_NONBLOCK) != 0;
+    bool nonblocking = fds.nonblocking();
     for (;;) {
         {
             std::lock_guard lock(g_mu);
             auto it = channels().find(channel);
             if (it != channels().end() && !it->second.events.empty()) {
-                std::uint64_t one;
-                ssize_t got = read(event_fd, &one, sizeof one);  // one count per queued event
-                (void)got;
+                fds.take();
                 *cq = it->second.events.front();
                 it->second.events.pop_front();
                 if (cq_context) *cq_context = (*cq)->cq_context;
@@ -100,19 +84,12 @@ int channel_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context,
         }
         // Either member becoming readable wakes this; tent's events are
         // taken above, the provider's below.
-        epoll_event ev[2];
-        int n = epoll_wait(epoll_fd, ev, 2, nonblocking ? 0 : 100);
-        if (n < 0 && errno != EINTR) return -1;
-        if (n == 0 && nonblocking) {
-            errno = EAGAIN;
-            return -1;
-        }
-        pollfd p{provider_fd, POLLIN, 0};
-        if (poll(&p, 1, 0) == 1) {
+        if (fds.wait(nonblocking) < 0) return -1;
+        if (fds.provider_readable()) {
             // The provider reads its own fd: give it a copy of the channel
             // holding that fd.
             ibv_comp_channel copy = *channel;
-            copy.fd = provider_fd;
+            copy.fd = fds.provider_fd;
             return provider_get(&copy, cq, cq_context);
         }
     }
@@ -140,9 +117,7 @@ void cq_completed(ibv_cq* cq) {
     if (ch == channels().end()) return;
     c->second.armed = false;
     ch->second.events.push_back(cq);
-    std::uint64_t one = 1;
-    ssize_t put = write(ch->second.event_fd, &one, sizeof one);  // only fails if the count overflows
-    (void)put;
+    ch->second.signal();
 }
 
 } // namespace tent::interpose

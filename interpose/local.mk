@@ -10,5 +10,6 @@ libtent_la_SOURCES += interpose/activation.h interpose/activation.cpp \
 	interpose/discovery.h interpose/discovery.cpp interpose/qp.cpp interpose/qp_ex.h interpose/qp_ex.cpp \
 	interpose/send_pool.h interpose/send_pool.cpp \
 	interpose/memory.h interpose/memory.cpp interpose/mr.cpp \
+	interpose/merged_fd.h interpose/merged_fd.cpp \
 	interpose/channel.h interpose/channel.cpp interpose/events.cpp \
 	interpose/async_events.h interpose/async_events.cpp
