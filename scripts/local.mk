@@ -15,7 +15,7 @@ bin_PROGRAMS += tent-bench
 tent_bench_SOURCES = scripts/tent-bench/tent_bench.cpp scripts/tent-bench/options.h \
 	scripts/tent-bench/options.cpp scripts/tent-bench/bootstrap.h scripts/tent-bench/bootstrap.cpp \
 	scripts/tent-bench/engine_setup.h scripts/tent-bench/engine_setup.cpp scripts/tent-bench/pattern.h \
-	scripts/tent-bench/report.h scripts/tent-bench/report.cpp scripts/tent-bench/run.h \
+	scripts/tent-bench/report.h scripts/tent-bench/report.cpp scripts/tent-bench/run.h scripts/json_string.h \
 	scripts/tent-bench/server.cpp scripts/tent-bench/client.cpp scripts/tent-bench/stream.h \
 	scripts/tent-bench/stream.cpp scripts/tent-bench/stats_ticker.h scripts/tent-bench/stats_ticker.cpp
 tent_bench_CPPFLAGS = $(TENT_CPPFLAGS) -I$(top_srcdir)/scripts

@@ -5,7 +5,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "json_string.h"
+
 namespace tent_bench {
+
+using tent::json_string;
 
 double percentile(const std::vector<double>& sorted, double q) {
     if (sorted.empty()) return 0;
@@ -40,23 +44,6 @@ const char* rail_state_name(int state) {
 }
 
 namespace {
-
-std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (unsigned char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += static_cast<char>(c);
-        } else if (c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    return out + "\"";
-}
 
 std::string num(double v) {
     if (!std::isfinite(v)) return "0";

@@ -1,27 +1,11 @@
 #include <cstdio>
 
+#include "json_string.h"
 #include "metrics/prometheus_text.h"
 #include "tentstat/render.h"
 
 namespace tent::tentstat {
 namespace {
-
-std::string str(const std::string& s) {
-    std::string out = "\"";
-    for (unsigned char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += static_cast<char>(c);
-        } else if (c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    return out + "\"";
-}
 
 // JSON has no NaN or infinity; the figures here are finite.
 std::string num(double v) { return format_sample_value(v); }
@@ -35,20 +19,20 @@ std::string render_json(const std::vector<ProcessEntry>& entries, std::int64_t n
     for (const auto& e : entries) {
         s += first ? "" : ",";
         first = false;
-        s += "{\"pid\":" + std::to_string(e.pid) + ",\"status\":" + str(kind_name(e.kind)) +
-             ",\"segment\":" + str(e.segment);
+        s += "{\"pid\":" + std::to_string(e.pid) + ",\"status\":" + json_string(kind_name(e.kind)) +
+             ",\"segment\":" + json_string(e.segment);
         if (e.kind == ProcessEntry::Kind::Gone) s += std::string(",\"cleaned\":") + (e.cleaned ? "true" : "false");
-        if (!e.problem.empty()) s += ",\"error\":" + str(e.problem);
+        if (!e.problem.empty()) s += ",\"error\":" + json_string(e.problem);
         if (e.kind == ProcessEntry::Kind::Live) {
             const ProcessStats& p = e.reading.process;
-            s += ",\"program\":" + str(p.program) + ",\"published\":" +
+            s += ",\"program\":" + json_string(p.program) + ",\"published\":" +
                  num(static_cast<double>(e.reading.publish_time_ns) / 1e9) + ",\"peers\":[";
-            for (std::size_t i = 0; i < p.peers.size(); ++i) s += (i ? "," : "") + str(p.peers[i]);
+            for (std::size_t i = 0; i < p.peers.size(); ++i) s += (i ? "," : "") + json_string(p.peers[i]);
             s += "],\"rails\":[";
             for (std::size_t i = 0; i < p.rails.size(); ++i) {
                 const RailRecord& r = p.rails[i];
-                s += std::string(i ? "," : "") + "{\"name\":" + str(r.name) + ",\"peer\":" + str(r.peer) +
-                     ",\"transport\":" + str(r.transport) + ",\"state\":" + str(rail_record_state_name(r)) +
+                s += std::string(i ? "," : "") + "{\"name\":" + json_string(r.name) + ",\"peer\":" + json_string(r.peer) +
+                     ",\"transport\":" + json_string(r.transport) + ",\"state\":" + json_string(rail_record_state_name(r)) +
                      ",\"paused_seconds_left\":" + num(r.paused_seconds_left) +
                      ",\"awaiting_port\":" + (r.awaiting_port ? "true" : "false") + ",\"health\":" +
                      std::to_string(r.health) + ",\"bytes\":" + num(r.bytes) +
@@ -56,7 +40,7 @@ std::string render_json(const std::vector<ProcessEntry>& entries, std::int64_t n
                      ",\"errors\":" + num(r.errors) + ",\"failovers_from\":" + num(r.failovers_from) +
                      ",\"failovers_to\":" + num(r.failovers_to) +
                      ",\"pauses_in_a_row\":" + std::to_string(r.pauses_in_a_row) +
-                     ",\"last_error\":" + str(r.last_error) + ",\"last_error_time\":" +
+                     ",\"last_error\":" + json_string(r.last_error) + ",\"last_error_time\":" +
                      num(static_cast<double>(r.last_error_time_ns) / 1e9) + "}";
             }
             s += "]";
