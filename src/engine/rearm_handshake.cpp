@@ -36,6 +36,23 @@ RearmStep checked_and_failed(const RearmState& s, TimePoint now) {
     return r;
 }
 
+// Either role: a rail in use is checked with a probe when the health layer
+// asks; otherwise it is being re-armed and the probe waits.
+RearmStep health_probe(const RearmState& s, TimePoint now) {
+    if (s.care != RailCare::InUse) return stay(s);
+    RearmStep r = go(RailCare::Checking, s.attempt, now);
+    r.actions.post_probe = true;
+    return r;
+}
+
+// Either role: the rail's outstanding work has drained, so the reset (this
+// side's re-arm) can go ahead.
+RearmStep rearm_now(const RearmState& s) {
+    RearmStep r = stay(s);
+    r.actions.rearm = true;
+    return r;
+}
+
 RearmStep leader_step(const RearmState& s, const RearmEvent& e, TimePoint now, Duration timeout,
                       std::uint32_t fresh) {
     switch (e.kind) {
@@ -60,19 +77,9 @@ RearmStep leader_step(const RearmState& s, const RearmEvent& e, TimePoint now, D
             r.actions.gave_up = true;
             return r;
         }
-        if (s.care == RailCare::Rearming && e.idle) {
-            RearmStep r = stay(s);
-            r.actions.rearm = true;
-            return r;
-        }
+        if (s.care == RailCare::Rearming && e.idle) return rearm_now(s);
         return stay(s);
-    case Kind::HealthProbe:
-        if (s.care != RailCare::InUse) return stay(s);
-        {
-            RearmStep r = go(RailCare::Checking, s.attempt, now);
-            r.actions.post_probe = true;
-            return r;
-        }
+    case Kind::HealthProbe: return health_probe(s, now);
     case Kind::PeerReady:
         if (s.care != RailCare::Asking || e.nonce != s.attempt) return stay(s);  // stale
         {
@@ -174,19 +181,9 @@ RearmStep follower_step(const RearmState& s, const RearmEvent& e, TimePoint now,
             r.actions.nonce = s.attempt;
             return r;
         }
-        if (s.care == RailCare::Resetting && e.idle) {
-            RearmStep r = stay(s);
-            r.actions.rearm = true;
-            return r;
-        }
+        if (s.care == RailCare::Resetting && e.idle) return rearm_now(s);
         return stay(s);
-    case Kind::HealthProbe:
-        if (s.care != RailCare::InUse) return stay(s);
-        {
-            RearmStep r = go(RailCare::Checking, s.attempt, now);
-            r.actions.post_probe = true;
-            return r;
-        }
+    case Kind::HealthProbe: return health_probe(s, now);
     case Kind::PeerAsk: {
         // The latest Ask wins, whatever this side was doing.
         RearmStep r = go(RailCare::Resetting, e.nonce, now);
