@@ -23,11 +23,14 @@ RouteChoice choose_failover_rails(const std::vector<TransportKind>& fallback, co
             const RouteRail& r = rails[i];
             if (r.kind != kind || !r.allowed) continue;
             any_allowed = any_open = true;
-            if (!r.usable) continue;
+            // Failed here counts whether or not the rail is usable now: a
+            // piece that leaves a transport it failed on has left it, even
+            // when that rail was out of use at the moment it moved.
             if (r.failed_here) {
                 failed_here = true;
                 continue;
             }
+            if (!r.usable) continue;
             choice.rails.push_back(i);
             unpaused = unpaused || !r.paused;
         }
