@@ -9,8 +9,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <random>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "engine/rearm_handshake.h"
 
@@ -34,11 +37,16 @@ struct End {
     bool broken = false;
     bool probe_in_flight = false;
     std::deque<Msg> inbox;
+    // When this end was last re-armed (a verbs QP reset and connected
+    // again): the path works only if the leader's end was re-armed after
+    // the follower's (each reset of one end needs one of the other after it).
+    std::uint64_t rearmed_at = 0;
 };
 
 struct Sim {
-    End leader{RearmRole::Leader, {}, false, false, {}};
-    End follower{RearmRole::Follower, {}, false, false, {}};
+    End leader{RearmRole::Leader, {}, false, false, {}, 2};
+    End follower{RearmRole::Follower, {}, false, false, {}, 1};
+    std::uint64_t rearms = 2;
     TimePoint now{};
     std::uint32_t next_nonce = 1;
     bool drop_next_to_follower = false;
@@ -75,6 +83,7 @@ struct Sim {
         if (a.send_ready || a.send_proven) send(e, {true, a.nonce});
         if (a.rearm) {
             e.broken = false;
+            e.rearmed_at = ++rearms;
             event(e, {Kind::RearmDone});
             return;
         }
@@ -118,18 +127,20 @@ struct Sim {
         return true;
     }
 
-    // The leader's probe crosses the rail: it passes when neither end is
-    // broken (a verbs QP in error, a closed socket).
+    // Neither end is broken (a verbs QP in error, a closed socket) and
+    // the two ends were re-armed in the order that pairs them.
+    bool path_works() const { return !leader.broken && !follower.broken && leader.rearmed_at > follower.rearmed_at; }
+
+    // The leader's probe crosses the rail: it passes when the path works.
     bool complete_probe() {
         if (!leader.probe_in_flight) return false;
         leader.probe_in_flight = false;
-        event(leader, {(leader.broken || follower.broken) ? Kind::ProbeFailed : Kind::ProbePassed});
+        event(leader, {path_works() ? Kind::ProbePassed : Kind::ProbeFailed});
         return true;
     }
 
     bool both_in_use() const {
-        return leader.st.care == RailCare::InUse && follower.st.care == RailCare::InUse && !leader.broken &&
-               !follower.broken;
+        return leader.st.care == RailCare::InUse && follower.st.care == RailCare::InUse && path_works();
     }
 
     // Runs the two sides with every frame delivered, probes completed and
@@ -151,7 +162,77 @@ struct Sim {
         fail(leader);
         fail(follower);
     }
+
+    // Everything that decides what happens next (not the trace): two
+    // schedules that reach the same key behave the same from there on.
+    // Time matters only as "has this side waited a timeout".
+    std::string key() const {
+        std::string k;
+        for (const End* e : {&leader, &follower}) {
+            k += std::to_string(static_cast<int>(e->st.care)) + "/" + std::to_string(e->st.attempt) + "/" +
+                 (now - e->st.since >= kTimeout ? "t" : "-") + (e->broken ? "b" : "-") +
+                 (e->probe_in_flight ? "p" : "-") + "[";
+            for (const Msg& m : e->inbox) k += (m.reply ? "R" : "P") + std::to_string(m.nonce) + ",";
+            k += "]";
+        }
+        return k + (leader.rearmed_at > follower.rearmed_at ? "paired" : "unpaired") + std::to_string(next_nonce);
+    }
+
+    // Once in use on both sides the rail stays in use: more time, ticks
+    // and deliveries start no needless re-arm.
+    bool stays_in_use() {
+        for (int i = 0; i < 5; ++i) {
+            now += kTimeout;
+            tick(leader);
+            tick(follower);
+            while (deliver(leader) | deliver(follower) | complete_probe()) {
+            }
+        }
+        return both_in_use();
+    }
 };
+
+// Every schedule of the handshake from `start`: at each point any one of
+// the enabled moves happens next (a frame delivered to either side, the
+// probe completing, either side ticking, a timeout passing: at most
+// `timeouts` times, a port failing again on either side: at most `faults`
+// times). From every state reached the rail must come back into use on
+// both sides once the schedule stops choosing, and stay there. Returns the
+// number of distinct states checked.
+std::size_t explore_every_order(const Sim& start, int timeouts, int faults) {
+    struct Node {
+        Sim sim;
+        int timeouts, faults;
+    };
+    std::set<std::string> seen;
+    std::vector<Node> todo{{start, timeouts, faults}};
+    while (!todo.empty()) {
+        Node n = std::move(todo.back());
+        todo.pop_back();
+        if (!seen.insert(n.sim.key() + "|" + std::to_string(n.timeouts) + "|" + std::to_string(n.faults)).second)
+            continue;
+        Sim settled = n.sim;
+        cr_assert(settled.settle(400), "the rail did not come back: %s", settled.trace.c_str());
+        cr_assert(settled.stays_in_use(), "the rail left use again: %s", settled.trace.c_str());
+        cr_assert_lt(seen.size(), 2000000u, "the state space is not finite: %s", n.sim.trace.c_str());
+        auto next = [&](const std::function<void(Sim&)>& move, int t, int f) {
+            Node m{n.sim, t, f};
+            move(m.sim);
+            todo.push_back(std::move(m));
+        };
+        if (!n.sim.leader.inbox.empty()) next([](Sim& s) { s.deliver(s.leader); }, n.timeouts, n.faults);
+        if (!n.sim.follower.inbox.empty()) next([](Sim& s) { s.deliver(s.follower); }, n.timeouts, n.faults);
+        if (n.sim.leader.probe_in_flight) next([](Sim& s) { s.complete_probe(); }, n.timeouts, n.faults);
+        next([](Sim& s) { s.tick(s.leader); }, n.timeouts, n.faults);
+        next([](Sim& s) { s.tick(s.follower); }, n.timeouts, n.faults);
+        if (n.timeouts > 0) next([](Sim& s) { s.now += kTimeout; }, n.timeouts - 1, n.faults);
+        if (n.faults > 0) {
+            next([](Sim& s) { s.fail(s.leader); }, n.timeouts, n.faults - 1);
+            next([](Sim& s) { s.fail(s.follower); }, n.timeouts, n.faults - 1);
+        }
+    }
+    return seen.size();
+}
 
 } // namespace
 
@@ -191,6 +272,20 @@ Test(rearm_handshake, both_sides_start_at_once_in_every_order) {
             s.deliver(s.leader);
         }
         cr_assert(s.settle(), "order %d: %s", order, s.trace.c_str());
+    }
+}
+
+// Both sides start a re-arm at once, and then every order of every frame,
+// probe, tick and timeout (two timeouts), with the port failing once more
+// anywhere on the way: the rail is back in use on both sides every time.
+Test(rearm_handshake, every_order_of_a_crossing_start_ends_in_use) {
+    for (int who = 0; who < 3; ++who) {  // both ends broken; only the leader's; only the follower's
+        Sim s;
+        if (who != 2) s.fail(s.leader);
+        if (who != 1) s.fail(s.follower);
+        const std::size_t states = explore_every_order(s, 2, 1);
+        cr_log_info("start %d: %zu states", who, states);
+        cr_expect_gt(states, 100u, "the exploration went nowhere");
     }
 }
 
