@@ -185,18 +185,36 @@ Status VerbsRail::reset() {
     if (outstanding())
         return Status(Code::Busy, name_ + ": " + std::to_string(outstanding()) +
                                       " ops still to complete; call progress() until none is outstanding");
+    // The QP goes to the error state first, if it is not there yet: from
+    // then on nothing arrives, and what did arrive is taken before the
+    // reset (a driver may clear the QP's completions with it).
+    if (!failed_ && connected_)
+        if (Status s = fail(); !s) return s;
+    keep_received();
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_RESET;
     if (int err = ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE))
         return Status(Code::TransportError, qp_error("modify qp to RESET", err, name_));
-    // Receive completions flushed before the reset are stale: drop them.
-    ibv_wc wcs[kPollBatch];
-    for (int i = 0; i < 1024 && ibv_poll_cq(cq_->cq(), kPollBatch, wcs) > 0; ++i) {
-    }
+    keep_received();
     connected_ = false;
     failed_ = false;
     name_ = device_->name() + ":" + std::to_string(device_->port().port_num);
     return to_init();
+}
+
+// Empties the CQ before a reset. Receives flushed by the error state are
+// stale: dropped. A message the HCA took (and acknowledged: its sender
+// counts it delivered) but progress() did not see yet is kept, copied (the
+// ring is reposted), for the next progress().
+void VerbsRail::keep_received() {
+    ibv_wc wcs[kPollBatch];
+    for (int i = 0, n; i < 1024 && (n = ibv_poll_cq(cq_->cq(), kPollBatch, wcs)) > 0; ++i)
+        for (int k = 0; k < n; ++k)
+            if ((wcs[k].wr_id & kRecvBit) && wcs[k].status == IBV_WC_SUCCESS) {
+                const std::uint8_t* buf =
+                    recv_ring_.data() + std::size_t{wcs[k].wr_id & ~kRecvBit} * params_.recv_buffer_size;
+                kept_.emplace_back(buf, buf + wcs[k].byte_len);
+            }
 }
 
 Status VerbsRail::rearm() {
@@ -286,6 +304,8 @@ void VerbsRail::progress(std::vector<RailCompletion>& done,
     // No arming here: it takes a system call or two (the channel read, the
     // notify request) and most calls find work; prepare_to_wait() arms
     // only before the caller sleeps.
+    for (const auto& m : kept_) deliver(m.data(), static_cast<std::uint32_t>(m.size()), on_message);
+    kept_.clear();
     ibv_wc wcs[kPollBatch];
     for (;;) {
         int n = ibv_poll_cq(cq_->cq(), kPollBatch, wcs);
@@ -344,18 +364,22 @@ void VerbsRail::complete_recv(const ibv_wc& wc, const std::function<void(const R
             TENT_INFO("verbs recv failed", "%s: %s", name_.c_str(), ibv_wc_status_str(wc.status));
         return;
     }
-    const std::uint8_t* buf = recv_ring_.data() + std::size_t{index} * params_.recv_buffer_size;
-    const std::uint32_t hlen = wc.byte_len >= kFraming ? get_le32(buf) : 0;
-    if (wc.byte_len < kFraming || hlen > wc.byte_len - kFraming) {
-        TENT_WARN("verbs bad message", "%s: dropped a %u-byte message with header length %u", name_.c_str(),
-                  wc.byte_len, hlen);
+    deliver(recv_ring_.data() + std::size_t{index} * params_.recv_buffer_size, wc.byte_len, on_message);
+    if (Status s = post_recv(index); !s) TENT_WARN("verbs repost failed", "%s", s.message().c_str());
+}
+
+void VerbsRail::deliver(const std::uint8_t* buf, std::uint32_t len,
+                        const std::function<void(const RailMessage&)>& on_message) {
+    const std::uint32_t hlen = len >= kFraming ? get_le32(buf) : 0;
+    if (len < kFraming || hlen > len - kFraming) {
+        TENT_WARN("verbs bad message", "%s: dropped a %u-byte message with header length %u", name_.c_str(), len,
+                  hlen);
     } else if (on_message) {
         RailMessage m;
         m.header = {buf + kFraming, hlen};
-        m.payload = {buf + kFraming + hlen, wc.byte_len - kFraming - hlen};
+        m.payload = {buf + kFraming + hlen, len - kFraming - hlen};
         on_message(m);
     }
-    if (Status s = post_recv(index); !s) TENT_WARN("verbs repost failed", "%s", s.message().c_str());
 }
 
 } // namespace tent

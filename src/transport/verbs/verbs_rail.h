@@ -76,9 +76,9 @@ public:
     // Back to INIT after a failure, receive ring refilled, ready for a new
     // connect(); the peer resets its QP too (both restart at their initial
     // PSNs). Busy while ops are outstanding: progress() until none is.
-    // Completions still queued are discarded, so call progress() once after
-    // the QP failed: messages that arrived before the failure are delivered
-    // then, not lost.
+    // A QP not failed yet is failed first. Flushed completions still
+    // queued are discarded; messages that arrived are kept for the next
+    // progress(), never lost.
     Status reset();
     bool failed() const { return failed_; }
 
@@ -128,6 +128,9 @@ private:
     Status post_recv(std::uint32_t index);
     void complete_send(const ibv_wc& wc, std::vector<RailCompletion>& done);
     void complete_recv(const ibv_wc& wc, const std::function<void(const RailMessage&)>& on_message);
+    void keep_received();  // before a reset: see kept_
+    // One received buffer (framing, header, payload) to on_message.
+    void deliver(const std::uint8_t* buf, std::uint32_t len, const std::function<void(const RailMessage&)>& on_message);
 
     std::shared_ptr<VerbsDevice> device_;
     VerbsRailParams params_;
@@ -143,6 +146,10 @@ private:
     std::unique_ptr<VerbsMemoryRegion> recv_mr_;
     std::vector<std::uint8_t> send_headers_;  // one (kFraming + kMaxSendHeader) slot per in-flight slot
     std::unique_ptr<VerbsMemoryRegion> send_header_mr_;
+
+    // Messages reset() found received but not yet delivered (copies: the
+    // ring is reposted), delivered first by the next progress().
+    std::vector<std::vector<std::uint8_t>> kept_;
 
     std::vector<InFlight> slots_;
     std::vector<std::uint32_t> free_;  // free slot indices (a stack)

@@ -220,3 +220,42 @@ Test(verbs_faults, a_failed_rail_refuses_posts_and_comes_back_after_reset_and_co
     cr_assert(p.run_until_received(1, 5s), "the message after the reset did not arrive");
     cr_expect_eq(p.received_b[0].second.size(), 64u);
 }
+
+// Messages the receiving HCA took (their sends completed: the sender counts
+// them delivered) but that its side has not polled yet survive a reset of
+// that side, whether its QP was failed first or is reset while connected
+// (a re-arm asked for while it waited for its peer): the next progress()
+// delivers every one, every byte checked.
+Test(verbs_faults, a_reset_keeps_the_messages_that_arrived_but_were_not_polled) {
+    for (bool failed_first : {true, false}) {
+        RailPair p(fast_failure(), 1u << 16);
+        constexpr std::size_t kMessages = 8, kSize = 200;
+        for (std::size_t m = 0; m < kMessages; ++m)
+            for (std::size_t i = 0; i < kSize; ++i) p.a.buf[m * kSize + i] = pattern(kSize + m, i);
+        for (std::size_t m = 0; m < kMessages; ++m)
+            cr_assert(p.a.rail->post(op(m + 1, RailOpcode::Send, p.a.buf.data() + m * kSize, kSize, p.a.mr->lkey()))
+                          .is_ok());
+        // Only the sender makes progress: its sends complete once b's HCA
+        // acknowledged them.
+        auto deadline = std::chrono::steady_clock::now() + 5s;
+        while (p.done_a.size() < kMessages && std::chrono::steady_clock::now() < deadline) {
+            p.a.rail->progress(p.done_a, nullptr);
+            p.a.rail->prepare_to_wait();
+            pollfd fd{p.a.rail->wait_fd(), POLLIN, 0};
+            poll(&fd, 1, 10);
+        }
+        cr_assert_eq(p.done_a.size(), kMessages);
+        for (const auto& c : p.done_a) cr_assert_eq(c.outcome, RailOutcome::Success, "%s", c.status.message().c_str());
+        if (failed_first) cr_assert(p.b.rail->fail().is_ok());
+        Status s = p.b.rail->reset();
+        cr_assert(s.is_ok(), "%s", s.message().c_str());
+        cr_assert(p.run_until_received(kMessages, 5s), "failed first %d: %zu of %zu messages delivered after the reset",
+                  failed_first, p.received_b.size(), kMessages);
+        for (std::size_t m = 0; m < kMessages; ++m) {
+            const auto& payload = p.received_b[m].second;
+            cr_assert_eq(payload.size(), kSize);
+            for (std::size_t i = 0; i < kSize; ++i)
+                cr_assert_eq(payload[i], pattern(kSize + m, i), "message %zu byte %zu", m, i);
+        }
+    }
+}
