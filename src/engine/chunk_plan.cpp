@@ -43,6 +43,17 @@ std::vector<PlannedChunk> plan_chunks(DeviceSelector& selector, std::span<const 
     // Final bytes last: move the chunk that ends the transfer to the back.
     auto last = std::find_if(out.begin(), out.end(), [&](const PlannedChunk& c) { return c.offset + c.length == length; });
     if (last != out.end()) std::rotate(last, last + 1, out.end());
+    // A write's last chunk waits for all the others: when it is a whole
+    // chunk, one rail carries it alone while the others idle (8 MiB over two
+    // rails in 1 MiB chunks took 5 chunk times instead of 4). Only its final
+    // bytes need to wait, so they become a small piece of their own.
+    if (out.size() > 1 && out.back().length > kFinalPieceBytes) {
+        PlannedChunk tail = out.back();
+        out.back().length -= kFinalPieceBytes;
+        tail.offset += out.back().length;
+        tail.length = kFinalPieceBytes;
+        out.push_back(tail);
+    }
     return out;
 }
 

@@ -4,9 +4,11 @@
 // whole to the rail pick() chooses. Every share is then cut into pieces of at
 // most chunk_size and the rail's max_op_length.
 //
-// The chunk that ends the transfer comes last in the plan: the engine posts
-// it only after all the others completed, so the transfer's final bytes land
-// last (a receiver polling the last byte sees the whole buffer).
+// The piece that ends the transfer comes last in the plan, and of a striped
+// transfer it holds at most the final kFinalPieceBytes: the engine posts a
+// write's final piece only after all the others completed, so its final
+// bytes land last (a receiver polling the last byte sees the whole buffer)
+// while the rails stay busy until the very end.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +18,8 @@
 #include "policy/device_selector.h"
 
 namespace tent {
+
+inline constexpr std::uint64_t kFinalPieceBytes = 4096;
 
 struct PlannedChunk {
     std::size_t rail = 0;  // index into the rail views

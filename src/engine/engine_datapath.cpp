@@ -155,7 +155,9 @@ Status Engine::plan(Connection& conn, Op& op) {
     op.chunks = plan_chunks(*conn.selector, views, max_op, op.length, cp);
     if (op.chunks.empty()) return Status(Code::Busy, "every rail to " + conn.peer.hostname + " is paused");
     for (auto& c : op.chunks) c.rail = allowed[c.rail];
-    op.hold_last = op.chunks.size() > 1;
+    // A read's bytes land in the caller's memory, which nobody may look at
+    // before the completion: no order to keep, every chunk goes at once.
+    op.hold_last = op.type == OpType::Write && op.chunks.size() > 1;
     op.pieces.assign(op.chunks.size(), PieceState{});
     op.planned = true;
     return Status::ok();

@@ -49,7 +49,7 @@ struct Op {
     std::size_t waiting = 0;      // pieces parked for a usable rail or awaiting a sync reply
     std::size_t held = 0;         // pieces held back by a rail's QoS window
     bool planned = false;         // chunks assigned (an op parked before planning has none)
-    bool hold_last = false;       // Write/Read: the last chunk waits for all others
+    bool hold_last = false;       // striped Write: the final piece waits for all others
     Status error;                 // first failure
 };
 
