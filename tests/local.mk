@@ -270,3 +270,8 @@ EXTRA_DIST += src/README.md
 # Not tests: scripts printing figures (issue 6's failover figures, the
 # README's simverbs figures; see FIGURES.md).
 EXTRA_DIST += scripts/bench-failover tests/simverbs/check/measure_figures.sh
+
+# Each fuzz target over its corpus, as a regression test (fuzz/local.mk).
+if ENABLE_TESTS
+TESTS += $(FUZZ_TARGETS)
+endif

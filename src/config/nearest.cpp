@@ -26,6 +26,11 @@ std::string nearest_name(std::string_view word, const std::vector<std::string>& 
     std::size_t best = limit + 1;
     std::string found;
     for (const auto& c : candidates) {
+        // The distance is at least the difference in length: skipping those
+        // keeps a long unknown name (a TENT_* variable has no length limit)
+        // from costing |word| x |candidate| steps per candidate.
+        const std::size_t gap = word.size() > c.size() ? word.size() - c.size() : c.size() - word.size();
+        if (gap >= best) continue;
         std::size_t d = edit_distance(word, c);
         if (d < best) {
             best = d;

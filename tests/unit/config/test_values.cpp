@@ -91,6 +91,24 @@ Test(nearest, suggests_close_knob_keys_only) {
     cr_expect_str_eq(e.c_str(), "rail_cooldown_secs");
 }
 
+// Names that differ in length by up to the limit are still suggested; a name
+// far longer than any knob (a TENT_* variable can be any length) gets no
+// suggestion, and costs one length comparison per candidate, not
+// |name| x |candidate| steps (a 1 MiB TENT_* name cost about 10^9 steps
+// against the ~60 knob names before).
+Test(nearest, length_gap_bounds_the_work) {
+    std::string a = nearest_knob_key("log_lev");
+    cr_expect_str_eq(a.c_str(), "log_level");
+    std::string b = nearest_knob_key("log_levelxx");
+    cr_expect_str_eq(b.c_str(), "log_level");
+    std::string c = nearest_knob_key("log_levelxxx");
+    cr_expect_str_eq(c.c_str(), "");
+    std::string d = nearest_name(std::string(std::size_t{1} << 20, 'r'), {"rail_cooldown_secs", "r"});
+    cr_expect_str_eq(d.c_str(), "");
+    std::string e = nearest_name("TENT_LOG_LEVE", {std::string(4096, 'T'), "TENT_LOG_LEVEL"});
+    cr_expect_str_eq(e.c_str(), "TENT_LOG_LEVEL");
+}
+
 Test(policy_syntax, values_are_normalised) {
     auto t = check_policy_value("transports", " RDMA , tcp ");
     cr_assert(t.is_ok());
