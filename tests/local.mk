@@ -85,6 +85,7 @@ CRITERION_TESTS = \
 	tests/unit/tcp/test_data_frame_prefix \
 	tests/unit/tcp/test_loss_detector \
 	tests/unit/tcp/test_tcp_rail_failover \
+	tests/unit/tcp/test_link_table \
 	tests/engine/test_tcp_two_process \
 	tests/unit/verbs/test_wc_outcome \
 	tests/unit/verbs/test_async_event \

@@ -24,6 +24,8 @@ libtentcore_la_SOURCES += \
 	src/transport/tcp/tcp_rail_rearm.cpp \
 	src/transport/tcp/tcp_poller.h src/transport/tcp/tcp_poller.cpp \
 	src/transport/tcp/control_socket.h src/transport/tcp/control_socket.cpp \
+	src/transport/tcp/link_table.h src/transport/tcp/link_table.cpp \
+	src/transport/tcp/link_watch.h src/transport/tcp/link_watch.cpp \
 	src/transport/tcp/tcp_provider.h src/transport/tcp/tcp_provider.cpp
 # verbs helper
 libtentcore_la_SOURCES += \

@@ -9,6 +9,13 @@
 # no error and every byte checks. Prints how long after the link came back
 # the rail carried its first bytes (as seen in the client's 100 ms stats
 # lines). Skipped (77) without root or a usable `ip netns`.
+#
+# The link going down is acted on at once (issue 22, point 6): the client's
+# engine hears it from the kernel (rtnetlink) and pauses the rail as for a
+# local port event -- the first thing logged about that rail after the
+# link went down is the link event and a pause for "local port down", not
+# heartbeat silence, and the client's stats show the rail paused while the
+# link is down. Orders and states are asserted, not times.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_netns
@@ -23,6 +30,16 @@ link1_bytes() {
         awk -F'|' 'index($1, "10.77.1.") { b = $2 } END { print b + 0 }'
 }
 carried_since() { [ "$(link1_bytes)" -gt "$1" ]; }
+# A stats line later than T showing the rail of data link 1 paused.
+link1_paused_since() {
+    awk -v t="$1" '$1 >= t && /tent-bench: stats / && /rail=tcp_10\.77\.1\./ && / state=paused / { f = 1 } END { exit !f }' \
+        "$NS_TMP/client.err"
+}
+# The client's log lines about data link 1 (its address or its rail) later
+# than T, stats lines left out.
+link1_log_since() {
+    awk -v t="$1" '$1 >= t && !/tent-bench: stats / && /10\.77\.1\./' "$NS_TMP/client.err"
+}
 
 start_server
 # Long enough that the link goes down and comes back mid-run even when a
@@ -30,7 +47,10 @@ start_server
 start_client 60 -- --op write --size 64K --depth 8 --duration 14 --check --stats-interval 100 --rails "$rails"
 wait_rails_up
 wait_for 10 carried_since 0 || fail "the rail of link 1 carried nothing before the link went down"
+t_cmd=$(now)
 ip -n "$NS_C" link set "$(ifname_c 1)" down || fail "cannot take data link 1 down"
+# The client's stats show the rail of link 1 paused (at most 10 s).
+wait_for 10 link1_paused_since "$t_cmd" || fail "the rail of link 1 was not shown paused after its link went down"
 sleep 2
 b_up=$(link1_bytes)
 ip -n "$NS_C" link set "$(ifname_c 1)" up || fail "cannot bring data link 1 back"
@@ -53,6 +73,22 @@ assert r["errors"] == 0 and r["mismatches"] == 0 and r["check"] is True, r
 assert r["ops"] > 0 and r["bytes"] == r["ops"] * r["size"], r
 print("rails at the end: " + ", ".join("%s %d B %s" % (x["name"], x["bytes"], x["state"]) for x in r["rails"]))
 PY
-grep -m1 "rail rearmed" "$NS_TMP/client.err" | sed 's/^[0-9.]* /client: /'
+# The link event, not heartbeat silence, paused the rail: the kernel's
+# report is the first line about it, and the pause names the local port.
+first=$(link1_log_since "$t_cmd" | head -n 1)
+case $first in
+*"tcp link down: local address 10.77.1.2 "*) ;;
+*) fail "the first line about link 1 after it went down is not the link event: ${first:-nothing}" ;;
+esac
+pause=$(link1_log_since "$t_cmd" | grep -m1 "rail paused")
+case $pause in
+*"(local port down"*) ;;
+*) fail "the rail of link 1 was not paused for its local link: ${pause:-no pause logged}" ;;
+esac
+silent=$(link1_log_since "$t_cmd" | grep -m1 "tcp peer silent")
+[ -z "$silent" ] || fail "the client waited for heartbeat silence on link 1: ${silent#* }"
+echo "client: ${first#* }"
+echo "client: ${pause#* }"
+grep -m1 "rail rearmed: tcp 10.77.1." "$NS_TMP/client.err" | sed 's/^[0-9.]* /client: /'
 echo "ok: $(cat "$NS_TMP/client.out")"
 exit 0

@@ -3,8 +3,9 @@
 # network namespaces with two TCP rails on two veth pairs (a third pair
 # carries the bootstrap and the control channel).
 #  a) `ip link set down` on one data link mid-run: the rail is declared
-#     dead within three heartbeat intervals (the time from the link going
-#     down to the first log line about that rail, as stderr lines arrive),
+#     dead within three heartbeat intervals (the time from the `ip` command
+#     to the first log line about that rail, as stderr lines arrive; the
+#     kernel's link event usually comes before the command returns),
 #     the run sees no error and every byte checks, and traffic goes on over
 #     the other link. One write in flight at a time, so that the stall of
 #     the write caught on the dead link is the run's longest gap between
@@ -54,7 +55,7 @@ src=$rc
 cp "$NS_TMP/client.out" "$NS_TMP/a.json"
 cp "$NS_TMP/client.err" "$NS_TMP/a.client.err"
 
-first=$(rail_lines 1 | awk -v t="$t_down" '$1 >= t { print; exit }')
+first=$(rail_lines 1 | awk -v t="$t_cmd" '$1 >= t { print; exit }')
 [ -n "$first" ] || fail "a) nothing was logged about the downed rail"
 detect_ms=$(ms_between "$t_down" "${first%% *}")
 echo "a) link 1 down (ip took $(ms_between "$t_cmd" "$t_down") ms); first line about its rail after $detect_ms ms: ${first#* }"

@@ -53,6 +53,11 @@ Result<std::unique_ptr<TcpProvider>> TcpProvider::create(const Config& config) {
 
 Status TcpProvider::install(const RegionLookup& regions) {
     regions_ = &regions;
+    if (auto links = tcp::LinkWatch::open())
+        links_.emplace(std::move(*links));
+    else
+        TENT_DEBUG("tcp link events unavailable", "%s; dead links are found by heartbeat silence",
+                   links.status().to_string().c_str());
     epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_) return Status::from_errno(errno, "tcp provider: epoll_create1");
     for (const auto& a : addresses_) {
@@ -106,15 +111,64 @@ Result<NewRail> TcpProvider::make_rail(UniqueFd fd, std::uint64_t connection_id,
         *holder = regions->find_by_tcp_key(key);
         return *holder ? &**holder : nullptr;
     };
+    const auto local = tcp::local_address_of(fd.get());
     auto rail = tcp::TcpRail::create(std::move(fd), {connection_id, info.rail_id, name}, params_, std::move(lookup),
                                      SteadyClock::instance(), std::move(redial));
     if (!rail) return rail.status();
     NewRail r;
     r.rail_id = info.rail_id;
-    r.rail = std::move(*rail);
-    r.local_device = name;
+    // The local device is the local address: its link events (poll_events)
+    // reach every rail through it.
+    r.local_device = local ? local->host : name;
+    r.local_port = 0;
     r.remote_device = name;
+    r.rail = std::move(*rail);
+    if (local) watch_link(local->host);
     return r;
+}
+
+void TcpProvider::watch_link(const std::string& address) {
+    if (!links_) return;
+    std::lock_guard lock(links_mutex_);
+    if (link_table_.watching(address)) return;
+    link_table_.watch(address, tcp::link_states_now({address})[address]);
+}
+
+std::vector<int> TcpProvider::event_fds() const {
+    if (!links_) return {};
+    return {links_->fd()};
+}
+
+void TcpProvider::poll_events(std::vector<DeviceEvent>& out) {
+    if (!links_) return;
+    std::vector<tcp::LinkChange> changes;
+    const bool complete = links_->read(changes);
+    std::vector<tcp::LinkVerdict> verdicts;
+    {
+        std::lock_guard lock(links_mutex_);
+        for (const auto& c : changes)
+            for (auto& v : link_table_.apply(c)) verdicts.push_back(std::move(v));
+        if (!complete) {
+            // The kernel dropped events: look at every watched address afresh.
+            std::vector<std::string> addresses;
+            for (const auto& [a, state] : link_table_.watched()) addresses.push_back(a);
+            for (auto& v : link_table_.resync(tcp::link_states_now(addresses))) verdicts.push_back(std::move(v));
+        }
+    }
+    for (const auto& v : verdicts) {
+        if (v.down)
+            TENT_INFO("tcp link down", "local address %s lost its link or was removed; pausing its tcp rails",
+                      v.address.c_str());
+        else if (reported_down_.count(v.address))
+            TENT_INFO("tcp link up", "local address %s is usable again", v.address.c_str());
+        else  // a fresh interface whose carrier the kernel reports late
+            TENT_DEBUG("tcp link up", "local address %s is usable", v.address.c_str());
+        if (v.down)
+            reported_down_.insert(v.address);
+        else
+            reported_down_.erase(v.address);
+        out.push_back(DeviceEvent{v.address, 0, v.down ? AsyncEvent::PortError : AsyncEvent::PortActive});
+    }
 }
 
 Status TcpProvider::complete_rails(const RailContext& ctx, const std::vector<wire::RailInfo>& answer,
