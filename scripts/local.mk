@@ -1,6 +1,7 @@
 # scripts: tent-run and the helper scripts behind the README's two commands.
 EXTRA_DIST += scripts/install-deps scripts/build scripts/check scripts/demo scripts/bench-engine scripts/bench-qos-slots \
 	scripts/bench-mpi scripts/bench-interpose
+EXTRA_DIST += scripts/soak
 
 bin_PROGRAMS += tent-run
 tent_run_SOURCES = scripts/tent-run/tent_run.cpp scripts/tent-run/commands.h \
