@@ -35,7 +35,9 @@ bool ensure_registered(Region& r, tent_engine_t* engine) {
     if (r.mem) return true;
     if (!engine) return false;
     TentScope scope;
-    int rc = tent_mem_register(engine, r.addr, r.length, TENT_ACCESS_ALL, &r.mem);
+    // Remote atomics only where the program allowed them, as an HCA checks.
+    const unsigned access = TENT_ACCESS_ALL | ((r.access & IBV_ACCESS_REMOTE_ATOMIC) ? TENT_ACCESS_REMOTE_ATOMIC : 0u);
+    int rc = tent_mem_register(engine, r.addr, r.length, access, &r.mem);
     if (rc != TENT_OK) {
         TENT_ERROR("interpose-mr", "interposer: tent cannot register %llu bytes at %p: %s",
                    static_cast<unsigned long long>(r.length), static_cast<void*>(r.addr), tent_strerror(rc));

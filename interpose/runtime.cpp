@@ -165,12 +165,16 @@ void on_message(tent_peer_t*, const void* data, size_t length, void*) {
 // One tent call to make for a work request, prepared under the state mutex
 // and made without it (tent's threads take it in on_message).
 struct TentCall {
-    enum Kind { Message, Write, Read } kind = Message;
+    enum Kind { Message, Write, Read, Atomic } kind = Message;
     std::uint64_t cookie = 0;
     const void* local = nullptr;
     std::size_t length = 0;
     const std::uint8_t* key = nullptr;
     std::uint64_t remote_addr = 0;
+    // Atomic: the verb's operation and operands.
+    tent_atomic_op_t atomic_op = TENT_ATOMIC_FETCH_ADD;
+    std::uint64_t compare_add = 0;
+    std::uint64_t swap = 0;
 };
 
 // Registers a cookie for Q's slot SEQ.
@@ -262,6 +266,15 @@ void make_calls(const std::shared_ptr<ShadowQp>& q, const std::vector<TentCall>&
             case TentCall::Write:
                 rc = tent_post_write(q->peer, c.local, c.length, c.key, TENT_REMOTE_KEY_SIZE, c.remote_addr,
                                      TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, c.cookie);
+                break;
+            case TentCall::Atomic:
+                // Over TCP rails, where the peer's engine executes each atomic
+                // once and answers a repeat from its ledger: exactly once
+                // through any failover (an HCA's atomic whose rail fails may
+                // have executed, and could not be sent again).
+                rc = tent_post_atomic(q->peer, c.atomic_op, c.compare_add, c.swap, const_cast<void*>(c.local), c.key,
+                                      TENT_REMOTE_KEY_SIZE, c.remote_addr, TENT_PRIORITY_HIGH, TENT_TRANSPORT_TCP,
+                                      c.cookie);
                 break;
             default:
                 rc = tent_post_read(q->peer, const_cast<void*>(c.local), c.length, c.key, TENT_REMOTE_KEY_SIZE,
@@ -389,6 +402,49 @@ const Announcement* remote_region(State& s, std::unique_lock<std::mutex>& lock, 
     }
 }
 
+// An atomic work request (state mutex held): one tent atomic whose result
+// tent writes straight into the program's 8-byte SGE; the completion
+// (IBV_WC_COMP_SWAP / IBV_WC_FETCH_ADD, byte_len 8) follows in posting order.
+int prepare_atomic(State& s, std::unique_lock<std::mutex>& lock, const std::shared_ptr<ShadowQp>& qp,
+                   const ibv_send_wr& wr, SendSlot slot, std::vector<TentCall>& calls) {
+    ShadowQp& q = *qp;
+    const std::uint64_t remote = wr.wr.atomic.remote_addr;
+    if (wr.num_sge != 1 || wr.sg_list[0].length != 8 || remote % 8 != 0) {
+        TENT_ERROR("interpose-atomic", "interposer: qp 0x%x: an atomic needs one 8-byte SGE and an 8-byte aligned "
+                   "remote address", q.qp->qp_num);
+        return EINVAL;
+    }
+    const Announcement* region = remote_region(s, lock, q, wr.wr.atomic.rkey, remote, 8);
+    if (!region) {
+        TENT_ERROR("interpose-rkey", "interposer: qp 0x%x: the peer announced no region for rkey 0x%x",
+                   q.qp->qp_num, wr.wr.atomic.rkey);
+        return EINVAL;
+    }
+    const ibv_sge& sge = wr.sg_list[0];
+    RegionView view;
+    if (!local_region(q.qp->context, sge.lkey, sge.addr, 8, g_engine, &view)) {
+        TENT_ERROR("interpose-lkey", "interposer: qp 0x%x: no region of lkey 0x%x holds the atomic's result",
+                   q.qp->qp_num, sge.lkey);
+        return EINVAL;
+    }
+    TentCall c;
+    c.kind = TentCall::Atomic;
+    c.atomic_op = wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? TENT_ATOMIC_COMPARE_SWAP : TENT_ATOMIC_FETCH_ADD;
+    c.compare_add = wr.wr.atomic.compare_add;
+    c.swap = wr.wr.atomic.swap;
+    c.length = 8;
+    c.key = region->key;
+    c.remote_addr = region->addr + (remote - region->iova);
+    c.local = view.addr + (sge.addr - view.iova);
+    c.cookie = new_cookie(s, qp, q.sq_base + q.sq.size(), false);
+    slot.opcode = wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD;
+    slot.byte_len = 8;
+    slot.onesided_parts = 1;
+    q.sq.push_back(std::move(slot));
+    calls.push_back(c);
+    return 0;
+}
+
 // Prepares one work request of a carried QP (state mutex held): a slot,
 // and the tent calls of its one-sided parts; its message, if any, waits in
 // the slot for ready_messages(). EINVAL/ENOMEM for what cannot be carried.
@@ -423,6 +479,9 @@ int prepare(State& s, std::unique_lock<std::mutex>& lock, const std::shared_ptr<
     case IBV_WR_RDMA_WRITE_WITH_IMM:
     case IBV_WR_RDMA_READ:
         break;
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+        return prepare_atomic(s, lock, qp, wr, std::move(slot), calls);
     default:
         TENT_ERROR("interpose-opcode", "interposer: qp 0x%x: work request opcode %d is not carried by tent yet",
                    q.qp->qp_num, static_cast<int>(wr.opcode));

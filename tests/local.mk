@@ -43,6 +43,7 @@ CRITERION_TESTS = \
 	tests/unit/policy/test_qos_lane \
 	tests/unit/policy/test_failover_route \
 	tests/unit/policy/test_replay_decision \
+	tests/unit/policy/test_atomic_replay \
 	tests/unit/health/test_rail_silence \
 	tests/unit/transport/test_fault_rail \
 	tests/unit/health/test_error_window \
@@ -92,6 +93,7 @@ CRITERION_TESTS = \
 	tests/unit/verbs/test_verbs_address \
 	tests/unit/verbs/test_verbs_data \
 	tests/unit/verbs/test_verbs_faults \
+	tests/unit/verbs/test_verbs_atomics \
 	tests/unit/verbs/test_verbs_flow \
 	tests/unit/verbs/test_verbs_two_process \
 	tests/engine/test_verbs_two_process \
@@ -101,6 +103,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_control_outbox \
 	tests/unit/engine/test_engine_drive \
 	tests/unit/engine/test_engine_faults \
+	tests/unit/engine/test_engine_atomics \
 	tests/unit/engine/test_engine_tcp_heal \
 	tests/unit/engine/test_engine_stats \
 	tests/unit/engine/test_engine_slots \
@@ -128,6 +131,7 @@ tests_unit_engine_test_capi_embed_LDADD = libtent.la $(CRITERION_LIBS)
 VERBS_TEST_CFLAGS = $(TEST_CFLAGS) -DSIMVERBS_LIBDIR='"$(abs_top_builddir)/tests/simverbs/lib/.libs"'
 tests_unit_verbs_test_verbs_data_CPPFLAGS = $(VERBS_TEST_CFLAGS)
 tests_unit_verbs_test_verbs_faults_CPPFLAGS = $(VERBS_TEST_CFLAGS)
+tests_unit_verbs_test_verbs_atomics_CPPFLAGS = $(VERBS_TEST_CFLAGS)
 tests_unit_verbs_test_verbs_flow_CPPFLAGS = $(VERBS_TEST_CFLAGS)
 tests_unit_verbs_test_verbs_two_process_CPPFLAGS = $(VERBS_TEST_CFLAGS)
 tests_engine_test_verbs_two_process_CPPFLAGS = $(VERBS_TEST_CFLAGS)

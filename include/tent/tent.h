@@ -92,6 +92,8 @@ typedef enum tent_transport TENT_ENUM_INT {
 #define TENT_ACCESS_REMOTE_WRITE 0x2u
 #define TENT_ACCESS_REMOTE_READ 0x4u
 #define TENT_ACCESS_ALL 0x7u
+/* Needed by the target region of tent_post_atomic(); not in TENT_ACCESS_ALL. */
+#define TENT_ACCESS_REMOTE_ATOMIC 0x8u
 
 /* Length of a serialized remote key (tent_mem_remote_key()). */
 #define TENT_REMOTE_KEY_SIZE 92u
@@ -100,8 +102,14 @@ typedef enum tent_op TENT_ENUM_INT {
     TENT_OP_WRITE = 0,
     TENT_OP_READ = 1,
     TENT_OP_SEND = 2,
-    TENT_OP_RECV = 3
+    TENT_OP_RECV = 3,
+    TENT_OP_ATOMIC = 4
 } tent_op_t;
+
+typedef enum tent_atomic_op TENT_ENUM_INT {
+    TENT_ATOMIC_FETCH_ADD = 0,   /* *remote += compare_add */
+    TENT_ATOMIC_COMPARE_SWAP = 1 /* if (*remote == compare_add) *remote = swap */
+} tent_atomic_op_t;
 
 typedef struct tent_engine tent_engine_t;
 typedef struct tent_peer tent_peer_t;
@@ -181,6 +189,18 @@ TENT_API int tent_post_recv(tent_engine_t *engine, void *buffer, size_t length, 
  * during the call only). NULL removes it. */
 typedef void (*tent_recv_cb)(tent_peer_t *peer, const void *data, size_t length, void *arg);
 TENT_API int tent_set_recv_callback(tent_engine_t *engine, tent_recv_cb cb, void *arg);
+
+/* An 8-byte atomic on the peer's memory: remote_addr is 8-byte aligned in a
+ * region the peer registered with TENT_ACCESS_REMOTE_ATOMIC. The value
+ * found there before the operation is written to result (8 bytes inside a
+ * registration of this engine) before the TENT_OP_ATOMIC completion.
+ * Executed exactly once: an atomic is sent again after a rail failure only
+ * where it cannot have executed, or to a target that remembers its result
+ * (TCP rails); one that may have executed on an HCA whose rail failed
+ * completes with TENT_ERR_RAIL and is not repeated (tent(7), "Atomics"). */
+TENT_API int tent_post_atomic(tent_peer_t *peer, tent_atomic_op_t op, uint64_t compare_add, uint64_t swap,
+                              void *result, const void *remote_key, size_t remote_key_length, uint64_t remote_addr,
+                              tent_priority_t priority, tent_transport_t hint, uint64_t cookie);
 
 /* Up to max completions into out; returns how many (>= 0) or a status. */
 TENT_API int tent_poll(tent_engine_t *engine, tent_completion_t *out, int max);

@@ -174,7 +174,7 @@ int tent_engine_address(tent_engine_t* engine, const void** blob, size_t* length
 
 int tent_mem_register(tent_engine_t* engine, void* addr, size_t length, unsigned access, tent_mem_t** mem) {
     return guarded([&]() -> int {
-        if (!engine || !mem || (access & ~TENT_ACCESS_ALL)) return TENT_ERR_INVALID;
+        if (!engine || !mem || (access & ~(TENT_ACCESS_ALL | TENT_ACCESS_REMOTE_ATOMIC))) return TENT_ERR_INVALID;
         *mem = nullptr;
         auto reg = engine->engine->register_memory(addr, length, static_cast<std::uint16_t>(access));
         if (!reg) return status_of(reg.status());
@@ -259,6 +259,24 @@ int tent_post_read(tent_peer_t* peer, void* local, size_t length, const void* re
         return status_of(peer->engine->engine->post_read(
             peer->id, local, length, {static_cast<const std::uint8_t*>(remote_key), remote_key_length}, remote_addr,
             o));
+    });
+}
+
+int tent_post_atomic(tent_peer_t* peer, tent_atomic_op_t op, uint64_t compare_add, uint64_t swap, void* result,
+                     const void* remote_key, size_t remote_key_length, uint64_t remote_addr, tent_priority_t priority,
+                     tent_transport_t hint, uint64_t cookie) {
+    return guarded([&]() -> int {
+        bool ok = false;
+        auto o = options(priority, hint, cookie, ok);
+        if (!peer || !remote_key || !ok) return TENT_ERR_INVALID;
+        if (op != TENT_ATOMIC_FETCH_ADD && op != TENT_ATOMIC_COMPARE_SWAP) return TENT_ERR_INVALID;
+        tent::AtomicRequest request;
+        request.kind = op == TENT_ATOMIC_COMPARE_SWAP ? tent::AtomicKind::CompareSwap : tent::AtomicKind::FetchAdd;
+        request.compare_add = compare_add;
+        request.swap = op == TENT_ATOMIC_COMPARE_SWAP ? swap : 0;
+        return status_of(peer->engine->engine->post_atomic(
+            peer->id, request, result, {static_cast<const std::uint8_t*>(remote_key), remote_key_length},
+            remote_addr, o));
     });
 }
 

@@ -201,6 +201,32 @@ Status Engine::post_read(PeerId peer, void* local, std::uint64_t length, std::sp
     return post_one_sided(OpType::Read, peer, local, length, remote_handle, remote_addr, options);
 }
 
+Status Engine::post_atomic(PeerId peer, const AtomicRequest& request, void* result,
+                           std::span<const std::uint8_t> remote_handle, std::uint64_t remote_addr,
+                           const PostOptions& options) {
+    if (remote_addr % 8 != 0)
+        return Status(Code::InvalidArgument, "atomic at remote address " + std::to_string(remote_addr) +
+                                                 ": not 8-byte aligned");
+    if (request.kind != AtomicKind::FetchAdd && request.kind != AtomicKind::CompareSwap)
+        return Status(Code::InvalidArgument, "unknown atomic operation");
+    if (result == nullptr) return Status(Code::InvalidArgument, "null atomic result buffer");
+    auto handle = wire::decode_memory_handle(remote_handle);
+    if (!handle) return handle.status();
+    if (!registry_.find_local(result, 8))
+        return Status(Code::InvalidArgument, "atomic result buffer is not inside a registered region");
+    auto op = std::make_unique<Op>();
+    op->type = OpType::Atomic;
+    op->peer = peer;
+    op->options = options;
+    op->local = static_cast<std::uint8_t*>(result);
+    op->length = 8;
+    op->remote = std::move(*handle);
+    op->remote_addr = remote_addr;
+    op->atomic = request;
+    op->caller_numa = topology_->calling_thread_numa_node();
+    return submit(std::move(op));
+}
+
 Status Engine::post_send(PeerId peer, const void* data, std::uint64_t length, const PostOptions& options) {
     if (length > 0 && data == nullptr) return Status(Code::InvalidArgument, "null send buffer");
     auto op = std::make_unique<Op>();

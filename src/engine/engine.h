@@ -121,6 +121,14 @@ public:
                       std::uint64_t remote_addr, const PostOptions& options);
     Status post_read(PeerId peer, void* local, std::uint64_t length, std::span<const std::uint8_t> remote_handle,
                      std::uint64_t remote_addr, const PostOptions& options);
+    // An 8-byte atomic at remote_addr (8-byte aligned, in a region the peer
+    // registered with remote atomic access); the value found there before
+    // is written to result (8 bytes inside a registration of this engine)
+    // before the completion. Executed exactly once: never replayed where it
+    // may have executed already (policy/atomic_replay.h).
+    Status post_atomic(PeerId peer, const AtomicRequest& request, void* result,
+                       std::span<const std::uint8_t> remote_handle, std::uint64_t remote_addr,
+                       const PostOptions& options);
     // data must stay valid until the completion.
     Status post_send(PeerId peer, const void* data, std::uint64_t length, const PostOptions& options);
     // A buffer for the next message from any peer (FIFO). A longer message

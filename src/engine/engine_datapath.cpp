@@ -14,10 +14,12 @@ namespace tent {
 
 namespace {
 
-RailOpcode opcode_of(OpType t) {
-    switch (t) {
+RailOpcode opcode_of(const Op& op) {
+    switch (op.type) {
     case OpType::Write: return RailOpcode::Write;
     case OpType::Read: return RailOpcode::Read;
+    case OpType::Atomic:
+        return op.atomic.kind == AtomicKind::CompareSwap ? RailOpcode::AtomicCmpSwap : RailOpcode::AtomicFetchAdd;
     default: return RailOpcode::Send;
     }
 }
@@ -150,8 +152,9 @@ Status Engine::plan(Connection& conn, Op& op) {
         op.planned = true;
         return Status::ok();
     }
-    ChunkPlanParams cp{params_.striping_threshold,
-                       qos_piece_size(params_.chunk_size, yield_to_higher, params_.qos_window), op.caller_numa, 0};
+    std::uint64_t piece = qos_piece_size(params_.chunk_size, yield_to_higher, params_.qos_window);
+    if (op.type == OpType::Atomic) piece = 8;  // one indivisible piece
+    ChunkPlanParams cp{params_.striping_threshold, piece, op.caller_numa, 0};
     op.chunks = plan_chunks(*conn.selector, views, max_op, op.length, cp);
     if (op.chunks.empty()) return Status(Code::Busy, "every rail to " + conn.peer.hostname + " is paused");
     for (auto& c : op.chunks) c.rail = allowed[c.rail];
@@ -194,7 +197,7 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
     }
     RailOp r;
     r.cookie = next_cookie_++;
-    r.opcode = opcode_of(op.type);
+    r.opcode = opcode_of(op);
     r.local = op.local + chunk.offset;
     r.length = chunk.length;
     if (auto reg = registry_.find_local(r.local, r.length)) {
@@ -208,6 +211,11 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
         std::size_t rk = hca_offset_[slot.provider] + slot.rail.remote_entry;
         r.rkey = slot.rail.rail->kind() == TransportKind::Rdma && rk < op.remote.rkeys.size() ? op.remote.rkeys[rk]
                                                                                               : op.remote.tcp_key;
+    }
+    if (op.type == OpType::Atomic) {
+        r.compare_add = op.atomic.compare_add;
+        r.swap = op.atomic.swap;
+        r.atomic_id = op.seq;  // the same on every attempt: a ledger target executes it once
     }
     Status s = slot.rail.rail->post(r);
     if (s.code() == Code::Busy) {
@@ -224,6 +232,12 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
         slot.last_failure = "post failed: " + s.to_string();
         piece_failed(conn, op, index, chunk.rail, s);
         return;
+    }
+    if (op.type == OpType::Atomic) {
+        PieceState& piece = op.pieces[index];
+        piece.atomic_posted = true;
+        piece.atomic_path = slot.rail.rail->atomics_deduplicated() ? AtomicPath::Ledger : AtomicPath::Hardware;
+        note_atomic_sent(piece.atomic_path, piece.atomic);
     }
     const TimePoint now = clock_.now();
     const bool watched = op.type != OpType::Send;

@@ -32,6 +32,21 @@ void Engine::piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size
     PieceState& piece = op.pieces[chunk];
     piece.failed_on.emplace_back(rail, conn.rails[rail].epoch);
     if (!op.error.is_ok()) return;  // the request already failed: nothing to save
+    if (op.type == OpType::Atomic) {
+        // Never blindly: policy/atomic_replay.h.
+        AtomicReplayDecision a = decide_atomic_replay(why, piece.atomic_posted, piece.atomic_path, piece.atomic,
+                                                      piece.history, params_.max_failover_attempts);
+        piece.atomic_posted = false;
+        if (a.verdict == AtomicVerdict::Fail) {
+            op.error = a.status;
+            return;
+        }
+        piece.ledger_only = piece.ledger_only || a.verdict == AtomicVerdict::LedgerOnly;
+        note_replay(why, piece.history);
+        ++conn.rails[rail].failovers;
+        place_piece(conn, op, chunk, why);
+        return;
+    }
     ReplayDecision d = decide_replay(why, piece.history, params_.max_failover_attempts);
     if (d.verdict == ReplayVerdict::Fail) {
         op.error = d.status;
@@ -64,7 +79,8 @@ void Engine::place_piece(Connection& conn, Op& op, std::size_t chunk, const Stat
         RouteRail r;
         r.kind = s.rail.rail->kind();
         r.allowed = !(r.kind == TransportKind::Rdma && rule && !rule->allows_device(s.rail.local_device, s.device)) &&
-                    !(op.type == OpType::Send && s.rail.rail->max_send_length() < kSendHeaderSize + length);
+                    !(op.type == OpType::Send && s.rail.rail->max_send_length() < kSendHeaderSize + length) &&
+                    !(piece.ledger_only && !s.rail.rail->atomics_deduplicated());
         r.usable = usable(s);
         r.paused = r.usable && monitor_->state(s.monitor_id, now) == RailState::Paused;
         for (const auto& [rail, epoch] : piece.failed_on) r.failed_here = r.failed_here || (rail == i && epoch == s.epoch);
@@ -76,7 +92,10 @@ void Engine::place_piece(Connection& conn, Op& op, std::size_t chunk, const Stat
         if (auto k = conn.selector->pick(rail_views(conn, route.rails, now), ~std::uint64_t{0}, op.caller_numa))
             to = route.rails[*k];
     if (!to) {
-        if (route.verdict == RouteVerdict::NoRail) {
+        if (route.verdict == RouteVerdict::NoRail && piece.ledger_only) {
+            op.error = Status(Code::NoResources, std::string(kAtomicUnknownMessage) + " and no rail to peer " +
+                                                     conn.peer.hostname + " can ask its target for the result");
+        } else if (route.verdict == RouteVerdict::NoRail) {
             op.error = Status(Code::NoResources, "no rail to peer " + conn.peer.hostname +
                                                      (rule ? " allowed by policy " + rule->name : std::string()));
         } else if (route.verdict == RouteVerdict::Exhausted) {

@@ -19,7 +19,15 @@ namespace tent {
 // on both sides).
 using PeerId = std::uint64_t;
 
-enum class OpType { Write, Read, Send, Recv };
+enum class OpType { Write, Read, Send, Recv, Atomic };
+
+// An 8-byte atomic on a remote address (OpType::Atomic).
+enum class AtomicKind { FetchAdd, CompareSwap };
+struct AtomicRequest {
+    AtomicKind kind = AtomicKind::FetchAdd;
+    std::uint64_t compare_add = 0;  // the addend, or the value compared
+    std::uint64_t swap = 0;         // CompareSwap: the value stored when equal
+};
 
 struct PostOptions {
     Priority priority = Priority::Medium;

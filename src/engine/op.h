@@ -11,6 +11,7 @@
 #include "engine/chunk_plan.h"
 #include "engine/engine_types.h"
 #include "engine/send_header.h"
+#include "policy/atomic_replay.h"
 #include "policy/failover_route.h"
 #include "policy/replay_decision.h"
 #include "wire/memory_handle.h"
@@ -25,6 +26,11 @@ struct PieceState {
     // may take the piece again.
     std::vector<std::pair<std::size_t, std::uint64_t>> failed_on;
     RouteMemory route;  // transports it failed on and left: never used again
+    // Atomics: where its attempts went, and the one in flight now.
+    AtomicTrail atomic;
+    bool atomic_posted = false;  // the current attempt left the host
+    AtomicPath atomic_path = AtomicPath::Hardware;
+    bool ledger_only = false;    // may be sent again on ledger paths only
 };
 
 struct Op {
@@ -38,6 +44,7 @@ struct Op {
     std::uint64_t remote_addr = 0;
     std::uint64_t seq = 0;      // per-connection operation number
     std::uint64_t msg_seq = 0;  // Send: per-connection message number
+    AtomicRequest atomic;       // Atomic: what to do (the result goes to local, 8 bytes)
     int caller_numa = -1;       // NUMA node of the posting thread, -1 unknown
 
     std::vector<PlannedChunk> chunks;  // rail = index into the connection's rails

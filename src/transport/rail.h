@@ -27,7 +27,13 @@ enum class RailOpcode : std::uint8_t {
     Read,   // one-sided: remote_addr -> local
     Send,   // two-sided: local bytes delivered to the peer's receive handler
     Probe,  // a zero-length round trip proving the path works (health probes)
+    // 8-byte atomics at remote_addr (8-byte aligned); the value found there
+    // before is written to local (8 bytes, registered like any local buffer).
+    AtomicFetchAdd,  // *remote += compare_add
+    AtomicCmpSwap,   // if (*remote == compare_add) *remote = swap
 };
+
+inline bool is_atomic(RailOpcode op) { return op == RailOpcode::AtomicFetchAdd || op == RailOpcode::AtomicCmpSwap; }
 
 struct RailOp {
     std::uint64_t cookie = 0;  // the engine's id for this op, echoed in its completion
@@ -42,6 +48,11 @@ struct RailOp {
     // Send: the connection-level header the receiver needs (sequence number,
     // fragment offset/total), carried opaquely in front of the payload.
     std::span<const std::uint8_t> send_header;
+    // Atomics: the operands, and the engine's id of the operation on its
+    // connection (a TCP target executes each id once, see AtomicLedger).
+    std::uint64_t compare_add = 0;
+    std::uint64_t swap = 0;
+    std::uint64_t atomic_id = 0;
 };
 
 struct RailCompletion {
@@ -115,6 +126,11 @@ public:
     // The path loses packets that the transport repairs (TCP retransmits):
     // the rail works but should be used last.
     virtual bool lossy() const { return false; }
+    // The target's engine executes this rail's atomics once per id and
+    // answers a repeated id with the first result (TCP): an atomic whose
+    // answer was lost may be sent again on such a rail. False when the
+    // remote HCA executes them and keeps nothing (policy/atomic_replay.h).
+    virtual bool atomics_deduplicated() const { return false; }
 };
 
 } // namespace tent

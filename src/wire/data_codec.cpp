@@ -6,7 +6,8 @@
 //   Send          has immediate u8, immediate u32, length u32, data
 //   Ack           status u8
 //   Nack          op u8 (frame type of the failed operation), error u8
-//   Atomic        rkey u32, remote address u64, op u8, operand u64, swap u64
+//   Atomic        rkey u32, remote address u64, op u8, operand u64, swap u64,
+//                 id u64
 //   AtomicResponse status u8, original u64
 // The data block is last and its length field must match the bytes present
 // exactly, so a payload length and a data length can never disagree.
@@ -215,12 +216,13 @@ void encode_body(const Atomic& b, ByteWriter& w) {
     w.u8(static_cast<uint8_t>(b.op));
     w.u64(b.operand);
     w.u64(b.swap);
+    w.u64(b.id);
 }
 
 Status decode_body(ByteReader& r, Atomic& b) {
     uint8_t op = 0;
     if (!(r.u32(b.rkey, "rkey") && r.u64(b.remote_addr, "remote address") && r.u8(op, "op") &&
-          r.u64(b.operand, "operand") && r.u64(b.swap, "swap")))
+          r.u64(b.operand, "operand") && r.u64(b.swap, "swap") && r.u64(b.id, "id")))
         return truncated(Atomic::kType, r);
     b.op = static_cast<AtomicOp>(op);
     return Status::ok();

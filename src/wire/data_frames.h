@@ -63,8 +63,9 @@ enum class AtomicOp : uint8_t {
     CompareSwap = 2, // if (*addr == operand) *addr = swap; returns the old value
 };
 
-// 64-bit atomic on an 8-byte aligned remote address, as in verbs. Never
-// replayed before the two sides agree it did not execute (SyncRequest).
+// 64-bit atomic on an 8-byte aligned remote address, as in verbs. The
+// target executes each id once per connection and answers a repeat of an
+// id (a replay after a lost answer) with the first result.
 struct Atomic {
     static constexpr FrameType kType = FrameType::Atomic;
     uint32_t rkey = 0;
@@ -72,6 +73,7 @@ struct Atomic {
     AtomicOp op = AtomicOp::FetchAdd;
     uint64_t operand = 0; // the addend, or the value compared
     uint64_t swap = 0;    // compare-and-swap only; 0 for fetch-and-add
+    uint64_t id = 0;      // the initiator's operation id on the connection
     bool operator==(const Atomic&) const = default;
 };
 

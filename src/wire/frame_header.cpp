@@ -42,7 +42,7 @@ size_t max_payload_length(FrameType t) {
     case FrameType::Send: return 1 + 4 + 4 + kMaxDataLength;
     case FrameType::Ack: return 1;
     case FrameType::Nack: return 2;
-    case FrameType::Atomic: return 4 + 8 + 1 + 8 + 8;
+    case FrameType::Atomic: return 4 + 8 + 1 + 8 + 8 + 8;
     case FrameType::AtomicResponse: return 1 + 8;
     case FrameType::Heartbeat:
     case FrameType::HeartbeatAck:

@@ -2,7 +2,11 @@
  * ibv_poll_cq) between two processes that checks every byte and every
  * completion field of sends with several SGEs, inline sends with immediate
  * data, RDMA writes (unsignaled, followed by a send that must see their
- * data), RDMA writes with immediate data and RDMA reads with several SGEs.
+ * data), RDMA writes with immediate data, RDMA reads with several SGEs,
+ * and atomics: fetch-and-adds kept in flight together (each value found
+ * once, the IBV_WC_FETCH_ADD completion with byte_len 8, the value found
+ * written to the local SGE) and compare-and-swaps (swapping only on a
+ * match); the server checks the word they leave.
  * Run as "verbs_check -p PORT" (server) and "verbs_check -p PORT HOST"
  * (client), like ibv_rc_pingpong; exit 0 when everything checked out.
  * The client then forks a child that exits at once (through exit(), so
@@ -30,6 +34,8 @@
 #define RECV_AREA (256u << 10)
 #define TARGET_AREA (512u << 10)
 #define SOURCE_AREA (768u << 10)
+#define ATOMIC_WORD (TARGET_AREA + (240u << 10)) /* the word the client's atomics change */
+#define NATOMIC 48
 #define RECV_SLOT 8192u
 #define NRECV 16
 
@@ -149,7 +155,8 @@ static void sync_oob(int fd) {
 
 static void bring_up(int fd, int gid_index) {
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-                            .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ};
+                            .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                                               IBV_ACCESS_REMOTE_ATOMIC};
     if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
         die("modify to INIT");
     for (unsigned i = 0; i < NRECV; ++i) post_recv(i);
@@ -252,6 +259,52 @@ static void client(void) {
         }
     }
     check(buf + RECV_AREA, 777, 6, "reply data");
+
+    /* 6: fetch-and-adds of 3, all in flight at once, each result in its own
+     * 8-byte SGE; the values found are 0, 3, 6, ... each once (in any order:
+     * they may execute in any order). */
+    uint64_t *results = (uint64_t *)(buf + SOURCE_AREA);
+    memset(results, 0xff, NATOMIC * 8);
+    struct ibv_sge asge[NATOMIC];
+    struct ibv_send_wr awr[NATOMIC];
+    for (int i = 0; i < NATOMIC; ++i) {
+        asge[i] = (struct ibv_sge){(uintptr_t)&results[i], 8, mr->lkey};
+        awr[i] = (struct ibv_send_wr){.wr_id = 200 + i, .sg_list = &asge[i], .num_sge = 1,
+                                      .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD, .send_flags = IBV_SEND_SIGNALED,
+                                      .next = i + 1 < NATOMIC ? &awr[i + 1] : NULL};
+        awr[i].wr.atomic.remote_addr = peer.addr + ATOMIC_WORD;
+        awr[i].wr.atomic.rkey = peer.rkey;
+        awr[i].wr.atomic.compare_add = 3;
+    }
+    post_send(&awr[0]);
+    for (int i = 0; i < NATOMIC; ++i) {
+        struct ibv_wc wc = expect_wc(IBV_WC_FETCH_ADD, 200 + i, "fetch-and-add");
+        if (wc.byte_len != 8) die("fetch-and-add: byte_len %u, not 8", wc.byte_len);
+    }
+    int seen[NATOMIC] = {0};
+    for (int i = 0; i < NATOMIC; ++i) {
+        if (results[i] % 3 || results[i] / 3 >= NATOMIC || seen[results[i] / 3]++)
+            die("fetch-and-add %d found %llu: executed twice, lost or not written", i, (unsigned long long)results[i]);
+    }
+    /* 7: compare-and-swap: no match leaves the word, a match swaps it. */
+    const uint64_t sum = 3ull * NATOMIC;
+    struct ibv_sge cs = {(uintptr_t)&results[0], 8, mr->lkey};
+    struct ibv_send_wr cas = {.wr_id = 300, .sg_list = &cs, .num_sge = 1, .opcode = IBV_WR_ATOMIC_CMP_AND_SWP,
+                              .send_flags = IBV_SEND_SIGNALED};
+    cas.wr.atomic.remote_addr = peer.addr + ATOMIC_WORD;
+    cas.wr.atomic.rkey = peer.rkey;
+    cas.wr.atomic.compare_add = sum + 1;
+    cas.wr.atomic.swap = 0x1234567890abcdefull;
+    post_send(&cas);
+    expect_wc(IBV_WC_COMP_SWAP, 300, "compare-and-swap without a match");
+    if (results[0] != sum) die("compare-and-swap found %llu, not %llu", (unsigned long long)results[0],
+                               (unsigned long long)sum);
+    cas.wr_id = 301;
+    cas.wr.atomic.compare_add = sum;
+    post_send(&cas);
+    struct ibv_wc wc = expect_wc(IBV_WC_COMP_SWAP, 301, "compare-and-swap with a match");
+    if (wc.byte_len != 8 || results[0] != sum)
+        die("compare-and-swap: byte_len %u, found %llu", wc.byte_len, (unsigned long long)results[0]);
 }
 
 static void server(void) {
@@ -350,7 +403,7 @@ int main(int argc, char **argv) {
     if (posix_memalign((void **)&buf, 4096, BUF_SIZE)) die("memory");
     memset(buf, 0, BUF_SIZE);
     if (!(mr = ibv_reg_mr(pd, buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-                                                 IBV_ACCESS_REMOTE_READ)))
+                                                 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
         die("ibv_reg_mr");
     if (!(cq = ibv_create_cq(ctx, 256, NULL, NULL, 0))) die("ibv_create_cq");
     struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
@@ -396,6 +449,10 @@ int main(int argc, char **argv) {
         server();
     }
     sync_oob(fd);
+    /* The client's atomics are done: what they left in the word. */
+    uint64_t word;
+    memcpy(&word, buf + ATOMIC_WORD, sizeof word);
+    if (!host && word != 0x1234567890abcdefull) die("atomics left 0x%llx in the word", (unsigned long long)word);
     close(fd);
     ibv_destroy_qp(qp);
     ibv_destroy_cq(cq);

@@ -42,6 +42,7 @@ public:
     Status rearm() override { return inner_->rearm(); }
     bool rearmable() const override { return inner_->rearmable(); }
     bool lossy() const override { return inner_->lossy(); }
+    bool atomics_deduplicated() const override { return inner_->atomics_deduplicated(); }
 
 private:
     struct Held {

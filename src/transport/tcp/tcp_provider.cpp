@@ -115,6 +115,7 @@ Result<NewRail> TcpProvider::make_rail(UniqueFd fd, std::uint64_t connection_id,
     auto rail = tcp::TcpRail::create(std::move(fd), {connection_id, info.rail_id, name}, params_, std::move(lookup),
                                      SteadyClock::instance(), std::move(redial));
     if (!rail) return rail.status();
+    (*rail)->use_atomic_ledger(ledger_);
     NewRail r;
     r.rail_id = info.rail_id;
     // The local device is the local address: its link events (poll_events)

@@ -30,6 +30,7 @@
 #include "config/config.h"
 #include "common/unique_fd.h"
 #include "transport/provider.h"
+#include "transport/tcp/atomic_ledger.h"
 #include "transport/tcp/link_table.h"
 #include "transport/tcp/link_watch.h"
 #include "transport/tcp/tcp_rail_params.h"
@@ -69,6 +70,9 @@ private:
     tcp::TcpRailParams params_;
     Duration timeout_;
     const RegionLookup* regions_ = nullptr;
+    // Every rail's peer atomics execute through it: exactly once per
+    // connection and operation id, whichever rail carries a repeat.
+    std::shared_ptr<tcp::AtomicLedger> ledger_ = std::make_shared<tcp::AtomicLedger>();
     std::vector<tcp::TcpListener> listeners_;
     UniqueFd epoll_;  // readable when any listener has a connection waiting
     mutable std::uint64_t engine_id_ = 0;

@@ -25,6 +25,8 @@ const char* opcode_name(RailOpcode op) {
     case RailOpcode::Read: return "read";
     case RailOpcode::Send: return "send";
     case RailOpcode::Probe: return "probe";
+    case RailOpcode::AtomicFetchAdd: return "atomic fetch-and-add";
+    case RailOpcode::AtomicCmpSwap: return "atomic compare-and-swap";
     }
     return "?";
 }
@@ -60,7 +62,7 @@ wire::Frame TcpRail::frame_for(std::uint64_t seq, wire::FrameBody body) const {
 
 std::string TcpRail::describe(const Pending& p) const {
     std::string text = std::string(opcode_name(p.opcode)) + " of " + std::to_string(p.length) + " bytes";
-    if (p.opcode == RailOpcode::Write || p.opcode == RailOpcode::Read)
+    if (p.opcode == RailOpcode::Write || p.opcode == RailOpcode::Read || is_atomic(p.opcode))
         text += " at " + detail::hex(p.remote_addr) + " key " + detail::hex(p.rkey);
     return text + " on tcp rail " + identity_.name;
 }

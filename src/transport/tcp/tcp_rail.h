@@ -64,6 +64,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "transport/rail.h"
+#include "transport/tcp/atomic_ledger.h"
 #include "transport/tcp/loss_detector.h"
 #include "transport/tcp/region_lookup.h"
 #include "transport/tcp/silence_detector.h"
@@ -112,6 +113,12 @@ public:
     bool lossy() const override { return loss_.lossy(); }
     Status rearm() override;
     bool rearmable() const override { return redial_.possible(); }
+    // Every TCP target executes atomics through its provider's ledger (or,
+    // built without one, refuses them unexecuted).
+    bool atomics_deduplicated() const override { return true; }
+    // The ledger the peer's atomics are executed through (the provider's,
+    // shared by its rails); without one they are refused.
+    void use_atomic_ledger(std::shared_ptr<AtomicLedger> ledger) { ledger_ = std::move(ledger); }
 
     bool is_open() const { return open_; }
     // Why the rail closed (ok while open).
@@ -171,6 +178,8 @@ private:
     bool handle_ack(const wire::Frame& f, const wire::Ack& a);
     bool handle_nack(const wire::Frame& f, const wire::Nack& n);
     bool handle_read_response(const wire::Frame& f, const wire::ReadResponse& r);
+    bool handle_atomic(const wire::Frame& f, const wire::Atomic& a);
+    bool handle_atomic_response(const wire::Frame& f, const wire::AtomicResponse& r);
     bool handle_probe_reply(const wire::ProbeReply& r);
     bool check_incoming_seq(const wire::Frame& f);
 
@@ -186,6 +195,7 @@ private:
     TcpRailIdentity identity_;
     TcpRailParams params_;
     RegionLookup regions_;
+    std::shared_ptr<AtomicLedger> ledger_;
     const Clock& clock_;
     SilenceDetector silence_;
     LossDetector loss_;
@@ -200,7 +210,7 @@ private:
     std::uint64_t next_seq_ = 1;
     std::uint64_t next_nonce_ = 1;
     std::uint64_t next_order_ = 0;
-    std::map<std::uint64_t, Pending> pending_; // by sequence number (Write, Read, Send)
+    std::map<std::uint64_t, Pending> pending_; // by sequence number (Write, Read, Send, atomics)
     std::map<std::uint64_t, Pending> probes_;  // by nonce
     std::vector<RailCompletion> ready_;        // handed out by the next progress()
 

@@ -17,6 +17,8 @@ wire::FrameType request_type(RailOpcode op) {
     case RailOpcode::Read: return wire::FrameType::ReadRequest;
     case RailOpcode::Send: return wire::FrameType::Send;
     case RailOpcode::Probe: return wire::FrameType::Probe;
+    case RailOpcode::AtomicFetchAdd:
+    case RailOpcode::AtomicCmpSwap: return wire::FrameType::Atomic;
     }
     return wire::FrameType::Write;
 }
@@ -37,14 +39,14 @@ RailOutcome outcome_of(wire::WireStatus s) {
 
 bool TcpRail::handle_ack(const wire::Frame& f, const wire::Ack& a) {
     auto at = pending_.find(f.seq);
-    if (at == pending_.end() || at->second.opcode == RailOpcode::Read) {
+    if (at == pending_.end() || at->second.opcode == RailOpcode::Read || is_atomic(at->second.opcode)) {
         reject_frame("ack for sequence " + std::to_string(f.seq) + ", which no write or send awaits");
         return false;
     }
-    // Cumulative: every write and send up to seq was delivered; reads wait
-    // for their own response.
+    // Cumulative: every write and send up to seq was delivered; reads and
+    // atomics wait for their own response.
     for (auto it = pending_.begin(); it != pending_.end() && it->first <= f.seq;) {
-        if (it->second.opcode == RailOpcode::Read) {
+        if (it->second.opcode == RailOpcode::Read || is_atomic(it->second.opcode)) {
             ++it;
             continue;
         }
@@ -94,6 +96,25 @@ bool TcpRail::handle_read_response(const wire::Frame& f, const wire::ReadRespons
     }
     pending_.erase(it);
     std::memcpy(p.local, r.data.data(), r.data.size());
+    complete(p, RailOutcome::Success, Status::ok());
+    return true;
+}
+
+bool TcpRail::handle_atomic_response(const wire::Frame& f, const wire::AtomicResponse& r) {
+    auto it = pending_.find(f.seq);
+    if (it == pending_.end() || !is_atomic(it->second.opcode)) {
+        reject_frame("atomic response for sequence " + std::to_string(f.seq) + ", which no atomic awaits");
+        return false;
+    }
+    const Pending p = it->second;
+    pending_.erase(it);
+    if (r.status != wire::WireStatus::Ok) {
+        complete(p, outcome_of(r.status),
+                 Status(wire::wire_status_code(r.status),
+                        describe(p) + " refused by the peer: " + wire::wire_status_name(r.status)));
+        return true;
+    }
+    std::memcpy(p.local, &r.original, sizeof r.original);
     complete(p, RailOutcome::Success, Status::ok());
     return true;
 }

@@ -68,6 +68,19 @@ Status TcpRail::post(const RailOp& op) {
     case RailOpcode::Probe:
         frame.body = wire::Probe{.nonce = next_nonce_, .timestamp_ns = detail::timestamp_ns(now)};
         break;
+    case RailOpcode::AtomicFetchAdd:
+    case RailOpcode::AtomicCmpSwap:
+        if (op.length != 8 || op.remote_addr % 8 != 0)
+            return Status(Code::InvalidArgument, "tcp rail " + identity_.name +
+                                                     ": an atomic takes 8 bytes at an 8-byte aligned address");
+        frame.body = wire::Atomic{.rkey = op.rkey,
+                                  .remote_addr = op.remote_addr,
+                                  .op = op.opcode == RailOpcode::AtomicCmpSwap ? wire::AtomicOp::CompareSwap
+                                                                               : wire::AtomicOp::FetchAdd,
+                                  .operand = op.compare_add,
+                                  .swap = op.opcode == RailOpcode::AtomicCmpSwap ? op.swap : 0,
+                                  .id = op.atomic_id};
+        break;
     }
 
     if (op.opcode == RailOpcode::Probe) {
@@ -75,7 +88,7 @@ Status TcpRail::post(const RailOp& op) {
         probes_.emplace(next_nonce_++, p);
     } else {
         frame.seq = next_seq_;
-        if (op.opcode == RailOpcode::Read) {
+        if (op.opcode == RailOpcode::Read || is_atomic(op.opcode)) {
             if (Status s = queue_frame(frame); !s) return s;
         } else {
             auto head = encode_data_frame_prefix(frame, op.length);

@@ -117,15 +117,9 @@ bool TcpRail::handle(const wire::Frame& f, const std::function<void(const RailMe
             } else if constexpr (std::is_same_v<T, wire::ReadResponse>) {
                 return handle_read_response(f, body);
             } else if constexpr (std::is_same_v<T, wire::Atomic>) {
-                // Atomics are not carried by TCP rails (yet): refuse, as an
-                // HCA without atomic support does.
-                if (!check_incoming_seq(f)) return false;
-                (void)queue_frame(wire::Frame{.rail_id = identity_.rail_id,
-                                              .connection_id = identity_.connection_id,
-                                              .seq = f.seq,
-                                              .body = wire::Nack{wire::FrameType::Atomic,
-                                                                 wire::WireStatus::RemoteInvalid}});
-                return true;
+                return handle_atomic(f, body);
+            } else if constexpr (std::is_same_v<T, wire::AtomicResponse>) {
+                return handle_atomic_response(f, body);
             } else if constexpr (std::is_same_v<T, wire::Probe>) {
                 (void)queue_frame(wire::Frame{.rail_id = identity_.rail_id,
                                               .connection_id = identity_.connection_id,

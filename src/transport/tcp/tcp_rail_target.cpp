@@ -60,6 +60,30 @@ bool TcpRail::handle_read_request(const wire::Frame& f, const wire::ReadRequest&
     return true;
 }
 
+// Through the provider's ledger: a repeat of an id the connection's
+// atomics already used gets the first result, not a second execution.
+bool TcpRail::handle_atomic(const wire::Frame& f, const wire::Atomic& a) {
+    if (!check_incoming_seq(f)) return false;
+    const wire::MemoryHandle* region = regions_ ? regions_(a.rkey) : nullptr;
+    Status access = region ? wire::check_remote_access(*region, a.remote_addr, 8, wire::kAccessRemoteAtomic)
+                           : Status(Code::RemoteAccess, "unknown key " + detail::hex(a.rkey));
+    wire::Frame answer = frame_for(f.seq, wire::Ack{});
+    if (!ledger_) {
+        answer.body = wire::Nack{wire::FrameType::Atomic, wire::WireStatus::RemoteInvalid};
+    } else if (!access) {
+        TENT_DEBUG("tcp remote access refused", "tcp rail %s: atomic at %s refused: %s", identity_.name.c_str(),
+                   detail::hex(a.remote_addr).c_str(), access.message().c_str());
+        answer.body = wire::Nack{wire::FrameType::Atomic, wire::WireStatus::RemoteAccess};
+    } else {
+        auto* word = reinterpret_cast<std::uint64_t*>(static_cast<std::uintptr_t>(a.remote_addr));
+        answer.body = wire::AtomicResponse{
+            wire::WireStatus::Ok,
+            ledger_->execute(identity_.connection_id, a.id, word, a.op, a.operand, a.swap)};
+    }
+    (void)queue_frame(answer);
+    return true;
+}
+
 bool TcpRail::handle_send(const wire::Frame& f, const wire::Send& s,
                           const std::function<void(const RailMessage&)>& on_message) {
     if (!check_incoming_seq(f)) return false;

@@ -104,7 +104,8 @@ Status VerbsRail::to_init() {
     a.qp_state = IBV_QPS_INIT;
     a.pkey_index = 0;
     a.port_num = device_->port().port_num;
-    a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+    a.qp_access_flags =
+        IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
     if (int err = ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
         return Status(Code::TransportError, qp_error("modify qp to INIT", err, name_));
     // Receives may be posted in INIT: the ring is full before the peer can send.
@@ -275,6 +276,17 @@ Status VerbsRail::post(const RailOp& op) {
         wr.opcode = IBV_WR_SEND;
         break;
     }
+    case RailOpcode::AtomicFetchAdd:
+    case RailOpcode::AtomicCmpSwap:
+        // The remote HCA executes it and writes the value it found to the local SGE.
+        if (op.length != 8 || op.remote_addr % 8 != 0)
+            return Status(Code::InvalidArgument, name_ + ": an atomic takes 8 bytes at an 8-byte aligned address");
+        wr.opcode = op.opcode == RailOpcode::AtomicFetchAdd ? IBV_WR_ATOMIC_FETCH_AND_ADD : IBV_WR_ATOMIC_CMP_AND_SWP;
+        wr.wr.atomic.remote_addr = op.remote_addr;
+        wr.wr.atomic.rkey = op.rkey;
+        wr.wr.atomic.compare_add = op.compare_add;
+        wr.wr.atomic.swap = op.opcode == RailOpcode::AtomicCmpSwap ? op.swap : 0;
+        break;
     case RailOpcode::Probe:
         // Zero-length RDMA write: needs no key, touches no memory, and is
         // acknowledged by the remote HCA, so it proves the path both ways.

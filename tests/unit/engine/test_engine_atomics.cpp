@@ -1,0 +1,204 @@
+// Atomics over TCP rails, exactly once under faults: two engines add 1 to
+// one counter of a third many times at once, through the [fault] knobs'
+// injected completion errors (the atomic executed, its answer is reported
+// lost: the engine sends it again and the target answers from its ledger),
+// while the target's own thread adds with CPU atomics. The counter ends at
+// exactly the number of adds, and the values each add found are exactly
+// 0 .. total-1, each once: nothing executed twice, nothing lost.
+// Compare-and-swap swaps only on a match; the argument checks and a region
+// without remote atomic access fail as documented.
+#include <criterion/criterion.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "engine/default_providers.h"
+#include "engine_pair.h"
+
+using namespace tent;
+using namespace tent::test;
+
+namespace {
+
+Source api() { return api_source(); }
+
+Config tcp_config() {
+    Config c;
+    (void)c.set(Knob::ControlAddress, "127.0.0.1", api());
+    (void)c.set(Knob::TcpRailAddresses, "127.0.0.1,127.0.0.2", api());
+    (void)c.set(Knob::MaxFailoverAttempts, "64", api());
+    (void)c.set(Knob::RailErrorThreshold, "1000000", api());  // the faulty rail stays in use
+    (void)c.set(Knob::SlowRailFactor, "1000", api());
+    (void)c.set(Knob::LogLevel, "error", api());
+    return c;
+}
+
+std::unique_ptr<Engine> make_engine(const Config& config) {
+    auto providers = make_default_providers(config);
+    cr_assert(providers.is_ok(), "%s", providers.status().to_string().c_str());
+    auto r = Engine::create(config, std::move(*providers));
+    cr_assert(r.is_ok(), "%s", r.status().to_string().c_str());
+    return std::move(*r);
+}
+
+const RailStats* stats_of(const std::vector<RailStats>& all, const char* prefix) {
+    for (const auto& s : all)
+        if (s.name.rfind(prefix, 0) == 0) return &s;
+    return nullptr;
+}
+
+AtomicRequest fetch_add(std::uint64_t n) { return AtomicRequest{AtomicKind::FetchAdd, n, 0}; }
+
+// kAdds fetch-and-adds of 1 from e to the counter, kWindow at a time; the
+// values found go to found.
+void add_many(Engine& e, PeerId peer, const std::vector<std::uint8_t>& key, std::uint64_t counter, int adds,
+              std::vector<std::uint64_t>& found, std::atomic<int>& failures) {
+    constexpr int kWindow = 16;
+    std::vector<std::uint64_t> results(static_cast<std::size_t>(adds), ~std::uint64_t{0});
+    auto reg = e.register_memory(results.data(), results.size() * 8, wire::kAccessAll);
+    cr_assert(reg.is_ok());
+    int posted = 0, done = 0;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    std::vector<EngineCompletion> out;
+    while (done < adds && std::chrono::steady_clock::now() < deadline) {
+        while (posted < adds && posted - done < kWindow) {
+            Status s = e.post_atomic(peer, fetch_add(1), &results[static_cast<std::size_t>(posted)], key, counter,
+                                     with_cookie(static_cast<std::uint64_t>(posted)));
+            cr_assert(s.is_ok(), "%s", s.to_string().c_str());
+            ++posted;
+        }
+        out.clear();
+        if (e.wait(std::chrono::milliseconds(10)) == 0) continue;
+        e.poll(out, 64);
+        for (const auto& c : out) {
+            ++done;
+            cr_expect_eq(c.op, OpType::Atomic);
+            if (!c.status.is_ok()) {
+                ++failures;
+                cr_expect(false, "atomic %llu failed: %s", (unsigned long long)c.cookie, c.status.to_string().c_str());
+                continue;
+            }
+            cr_expect_eq(c.length, 8u);
+            found.push_back(results[c.cookie]);
+        }
+    }
+    cr_assert_eq(done, adds, "%d of %d atomics completed", done, adds);
+    (void)e.deregister_memory((*reg)->id);
+}
+
+} // namespace
+
+Test(engine_atomics, fetch_adds_from_two_engines_and_the_cpu_sum_exactly_under_lost_answers, .timeout = 120) {
+    Config target_config = tcp_config();
+    Config faulty = tcp_config();
+    (void)faulty.set(Knob::FaultStatusErrorRate, "0.3", api());
+    (void)faulty.set(Knob::FaultSeed, "11", api());
+    (void)faulty.set(Knob::FaultRails, "tcp 127.0.0.2*", api());
+    auto target = make_engine(target_config);
+    auto a = make_engine(faulty);
+    auto c = make_engine(faulty);
+    auto pa = a->connect(target->address());
+    auto pc = c->connect(target->address());
+    cr_assert(pa.is_ok() && pc.is_ok());
+
+    alignas(8) std::uint64_t counter = 0;
+    auto reg = target->register_memory(&counter, sizeof counter, wire::kAccessAll);
+    cr_assert(reg.is_ok());
+    const auto key = handle_bytes(**reg);
+    const auto addr = reinterpret_cast<std::uint64_t>(&counter);
+
+    constexpr int kAdds = 400;
+    std::vector<std::uint64_t> found_a, found_c, found_cpu;
+    std::atomic<int> failures{0};
+    std::thread ta([&] { add_many(*a, *pa, key, addr, kAdds, found_a, failures); });
+    std::thread tc([&] { add_many(*c, *pc, key, addr, kAdds, found_c, failures); });
+    for (int i = 0; i < kAdds; ++i) {
+        found_cpu.push_back(__atomic_fetch_add(&counter, 1, __ATOMIC_SEQ_CST));
+        if (i % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ta.join();
+    tc.join();
+    cr_assert_eq(failures.load(), 0);
+    cr_expect_eq(__atomic_load_n(&counter, __ATOMIC_SEQ_CST), 3u * kAdds, "counter %llu after %d adds",
+                 (unsigned long long)counter, 3 * kAdds);
+    std::vector<std::uint64_t> all;
+    for (auto* v : {&found_a, &found_c, &found_cpu}) all.insert(all.end(), v->begin(), v->end());
+    std::sort(all.begin(), all.end());
+    cr_assert_eq(all.size(), 3u * kAdds);
+    for (std::size_t i = 0; i < all.size(); ++i)
+        cr_assert_eq(all[i], i, "the adds found %llu at position %zu: one executed twice or was lost",
+                     (unsigned long long)all[i], i);
+
+    // The injected errors hit atomics that had executed: they were sent again.
+    for (auto* e : {a.get(), c.get()}) {
+        auto stats = e->rail_stats();
+        const RailStats* bad = stats_of(stats, "tcp 127.0.0.2");
+        cr_assert(bad);
+        cr_expect_gt(bad->errors, 0u, "no fault was injected on %s", bad->name.c_str());
+        cr_expect_gt(bad->failovers, 0u, "no atomic was sent again from %s", bad->name.c_str());
+    }
+}
+
+Test(engine_atomics, compare_and_swap_swaps_only_on_a_match, .timeout = 60) {
+    auto a = make_engine(tcp_config());
+    auto b = make_engine(tcp_config());
+    auto peer = a->connect(b->address());
+    cr_assert(peer.is_ok());
+    alignas(8) std::uint64_t word = 41;
+    alignas(8) std::uint64_t result = 0;
+    auto rw = b->register_memory(&word, 8, wire::kAccessAll);
+    auto rr = a->register_memory(&result, 8, wire::kAccessAll);
+    cr_assert(rw.is_ok() && rr.is_ok());
+    const auto key = handle_bytes(**rw);
+    const auto addr = reinterpret_cast<std::uint64_t>(&word);
+
+    cr_assert(a->post_atomic(*peer, {AtomicKind::CompareSwap, 40, 7}, &result, key, addr, with_cookie(1)).is_ok());
+    auto c = wait_completions(*a, 1);
+    cr_assert_eq(c.size(), 1u);
+    cr_assert(c[0].status.is_ok(), "%s", c[0].status.to_string().c_str());
+    cr_expect_eq(result, 41u, "the value found");
+    cr_expect_eq(word, 41u, "no match: unchanged");
+
+    cr_assert(a->post_atomic(*peer, {AtomicKind::CompareSwap, 41, 7}, &result, key, addr, with_cookie(2)).is_ok());
+    c = wait_completions(*a, 1);
+    cr_assert(c.size() == 1 && c[0].status.is_ok());
+    cr_expect_eq(result, 41u);
+    cr_expect_eq(word, 7u, "a match: swapped");
+
+    cr_assert(a->post_atomic(*peer, fetch_add(0xffffffff00000000ull), &result, key, addr, with_cookie(3)).is_ok());
+    c = wait_completions(*a, 1);
+    cr_assert(c.size() == 1 && c[0].status.is_ok());
+    cr_expect_eq(result, 7u);
+    cr_expect_eq(word, 0xffffffff00000007ull, "all 64 bits added");
+}
+
+Test(engine_atomics, bad_arguments_and_refused_regions, .timeout = 60) {
+    auto a = make_engine(tcp_config());
+    auto b = make_engine(tcp_config());
+    auto peer = a->connect(b->address());
+    cr_assert(peer.is_ok());
+    alignas(8) std::uint64_t words[2] = {5, 5};
+    alignas(8) std::uint64_t result = 0, unregistered = 0;
+    auto rw = b->register_memory(words, sizeof words, wire::kAccessAll);
+    // Read and write access, no remote atomics.
+    alignas(8) std::uint64_t plain = 9;
+    auto rp = b->register_memory(&plain, 8, wire::kAccessLocalWrite | wire::kAccessRemoteWrite | wire::kAccessRemoteRead);
+    auto rr = a->register_memory(&result, 8, wire::kAccessAll);
+    cr_assert(rw.is_ok() && rp.is_ok() && rr.is_ok());
+    const auto key = handle_bytes(**rw);
+    const auto addr = reinterpret_cast<std::uint64_t>(words);
+
+    Status s = a->post_atomic(*peer, fetch_add(1), &result, key, addr + 4, with_cookie(1));
+    cr_expect_eq(s.code(), Code::InvalidArgument, "misaligned: %s", s.to_string().c_str());
+    s = a->post_atomic(*peer, fetch_add(1), &unregistered, key, addr, with_cookie(1));
+    cr_expect_eq(s.code(), Code::InvalidArgument, "unregistered result: %s", s.to_string().c_str());
+
+    cr_assert(a->post_atomic(*peer, fetch_add(1), &result, handle_bytes(**rp), reinterpret_cast<std::uint64_t>(&plain),
+                             with_cookie(2)).is_ok());
+    auto c = wait_completions(*a, 1, std::chrono::seconds(20));
+    cr_assert_eq(c.size(), 1u);
+    cr_expect_eq(c[0].status.code(), Code::RemoteAccess, "%s", c[0].status.to_string().c_str());
+    cr_expect_eq(plain, 9u, "a refused atomic touches nothing");
+    cr_expect_eq(words[0], 5u);
+}
