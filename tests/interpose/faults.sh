@@ -19,7 +19,7 @@ fault() {
     port=$(free_port)
     start_bg "$name-server" 150 "$SV_RUN" -- "$prog" -p "$port" "$@"
     local server_t=$sv_last
-    wait_listen "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen"; }
+    wait_port "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen"; }
     start_bg "$name-client" 150 "$SV_RUN" -- "$prog" -p "$port" "$@" 127.0.0.1
     local client_t=$sv_last
     cpid=$(pid_of "$name-client")
