@@ -6,7 +6,9 @@
  * and atomics: fetch-and-adds kept in flight together (each value found
  * once, the IBV_WC_FETCH_ADD completion with byte_len 8, the value found
  * written to the local SGE) and compare-and-swaps (swapping only on a
- * match); the server checks the word they leave.
+ * match); the server checks the word they leave. With -s on both sides,
+ * the QP receives from a shared receive queue (ibv_create_srq,
+ * ibv_post_srq_recv) instead of its own, with the same checks.
  * Run as "verbs_check -p PORT" (server) and "verbs_check -p PORT HOST"
  * (client), like ibv_rc_pingpong; exit 0 when everything checked out.
  * The client then forks a child that exits at once (through exit(), so
@@ -51,6 +53,7 @@ static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qp;
 static struct ibv_mr *mr;
+static struct ibv_srq *srq; /* -s */
 static uint8_t *buf;
 static struct endpoint self, peer;
 
@@ -104,7 +107,11 @@ static void post_recv(unsigned slot) {
         {(uintptr_t)buf + RECV_AREA + slot * RECV_SLOT + 1024, RECV_SLOT - 1024, mr->lkey},
     };
     struct ibv_recv_wr wr = {.wr_id = 1000 + slot, .sg_list = sge, .num_sge = 2}, *bad;
-    if (ibv_post_recv(qp, &wr, &bad)) die("ibv_post_recv");
+    if (srq) {
+        if (ibv_post_srq_recv(srq, &wr, &bad)) die("ibv_post_srq_recv");
+    } else if (ibv_post_recv(qp, &wr, &bad)) {
+        die("ibv_post_recv");
+    }
 }
 
 static struct ibv_wc expect_recv(unsigned slot, uint32_t len, const char *what) {
@@ -220,7 +227,22 @@ static void client(void) {
                                .send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(0xabc),
                                .wr.rdma = {peer.addr + TARGET_AREA + (160u << 10), peer.rkey}};
     post_send(&wimm);
-    expect_wc(IBV_WC_RDMA_WRITE, 5, "write with immediate");
+    /* The server replies as soon as it sees the immediate data: the reply
+     * may complete before the write does (a receive and a send queue
+     * complete independently). */
+    int got_reply = 0;
+    for (;;) {
+        struct ibv_wc wc = next_wc();
+        if (wc.status != IBV_WC_SUCCESS) die("write with immediate: status %s", ibv_wc_status_str(wc.status));
+        if (wc.opcode == IBV_WC_RECV && wc.wr_id == 1000 && !got_reply) {
+            if (wc.byte_len != 777 || wc.src_qp != peer.qpn) die("reply: byte_len %u, src_qp 0x%x", wc.byte_len, wc.src_qp);
+            got_reply = 1;
+            continue;
+        }
+        if (wc.opcode != IBV_WC_RDMA_WRITE || wc.wr_id != 5 || wc.qp_num != qp->qp_num)
+            die("write with immediate: opcode %d, wr_id %llu", wc.opcode, (unsigned long long)wc.wr_id);
+        break;
+    }
     /* 5: a 100 KB read into two SGEs. */
     memset(buf + SOURCE_AREA, 0, 100000);
     struct ibv_sge r[2] = {{(uintptr_t)buf + SOURCE_AREA, 30000, mr->lkey},
@@ -230,13 +252,13 @@ static void client(void) {
     post_send(&read);
     /* The server's reply may complete before the read: a receive and a
      * send queue complete independently. */
-    for (int got = 0; got < 2; ++got) {
+    for (int got = got_reply; got < 2; ++got) {
         struct ibv_wc wc = next_wc();
         if (wc.status != IBV_WC_SUCCESS) die("read or reply: status %s", ibv_wc_status_str(wc.status));
         if (wc.qp_num != qp->qp_num) die("read or reply: qp_num 0x%x", wc.qp_num);
         if (wc.opcode == IBV_WC_RDMA_READ && wc.wr_id == 6) {
             check(buf + SOURCE_AREA, 100000, 5, "read data");
-        } else if (wc.opcode == IBV_WC_RECV && wc.wr_id == 1000) {
+        } else if (wc.opcode == IBV_WC_RECV && wc.wr_id == 1000 && !got_reply) {
             if (wc.byte_len != 777 || wc.src_qp != peer.qpn) die("reply: byte_len %u, src_qp 0x%x", wc.byte_len, wc.src_qp);
         } else {
             die("read or reply: opcode %d, wr_id %llu", wc.opcode, (unsigned long long)wc.wr_id);
@@ -361,14 +383,15 @@ static void peer_gone(void) {
 
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
-    int gid_index = 0, opt, kill_mode = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:k")) != -1) {
+    int gid_index = 0, opt, kill_mode = 0, use_srq = 0;
+    while ((opt = getopt(argc, argv, "p:d:g:ks")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 's') use_srq = 1;
         else if (opt == 'p') port = optarg;
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-k] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-k] [-s] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -393,6 +416,11 @@ int main(int argc, char **argv) {
     struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
                                   .cap = {.max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 4,
                                           .max_recv_sge = 4, .max_inline_data = 64}};
+    if (use_srq) {
+        struct ibv_srq_init_attr sa = {.attr = {.max_wr = 64, .max_sge = 4}};
+        if (!(srq = ibv_create_srq(pd, &sa))) die("ibv_create_srq");
+        ia.srq = srq;
+    }
     if (!(qp = ibv_create_qp(pd, &ia))) die("ibv_create_qp");
     int fd = connect_oob(host, port);
     bring_up(fd, gid_index);
@@ -439,6 +467,7 @@ int main(int argc, char **argv) {
     if (!host && word != 0x1234567890abcdefull) die("atomics left 0x%llx in the word", (unsigned long long)word);
     close(fd);
     ibv_destroy_qp(qp);
+    if (srq) ibv_destroy_srq(srq);
     ibv_destroy_cq(cq);
     ibv_dereg_mr(mr);
     ibv_dealloc_pd(pd);
