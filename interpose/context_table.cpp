@@ -28,6 +28,7 @@ void adopt_context(ibv_context* context) {
     ops->post_recv = context->ops.post_recv;
     ops->poll_cq = context->ops.poll_cq;
     ops->req_notify_cq = context->ops.req_notify_cq;
+    ops->post_srq_recv = context->ops.post_srq_recv;
     {
         std::unique_lock lock(g_mutex);
         g_entries.push_back({context, std::move(ops)});
@@ -36,6 +37,7 @@ void adopt_context(ibv_context* context) {
     context->ops.post_recv = dispatch_post_recv;
     context->ops.poll_cq = dispatch_poll_cq;
     context->ops.req_notify_cq = dispatch_req_notify_cq;
+    context->ops.post_srq_recv = dispatch_post_srq_recv;
     CreateQpEx provider = adopt_create_qp_ex(context);
     std::unique_lock lock(g_mutex);
     for (auto& e : g_entries)
@@ -50,6 +52,7 @@ void release_context(ibv_context* context) {
         context->ops.post_recv = it->ops->post_recv;
         context->ops.poll_cq = it->ops->poll_cq;
         context->ops.req_notify_cq = it->ops->req_notify_cq;
+        context->ops.post_srq_recv = it->ops->post_srq_recv;
         release_create_qp_ex(context, it->ops->create_qp_ex);
         g_entries.erase(it);
         return;

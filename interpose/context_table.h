@@ -13,6 +13,7 @@ struct ProviderOps {
     int (*post_recv)(ibv_qp*, ibv_recv_wr*, ibv_recv_wr**) = nullptr;
     int (*poll_cq)(ibv_cq*, int, ibv_wc*) = nullptr;
     int (*req_notify_cq)(ibv_cq*, int) = nullptr;
+    int (*post_srq_recv)(ibv_srq*, ibv_recv_wr*, ibv_recv_wr**) = nullptr;
     ibv_qp* (*create_qp_ex)(ibv_context*, ibv_qp_init_attr_ex*) = nullptr;  // verbs_context's
 };
 

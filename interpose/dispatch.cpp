@@ -30,6 +30,10 @@ int dispatch_post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     return ops->post_recv(qp, wr, bad_wr);
 }
 
+int dispatch_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+    return shadow_post_srq_recv(srq, wr, bad_wr);
+}
+
 int dispatch_poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
     int n = num_entries > 0 && wc ? take_completions(cq, num_entries, wc) : 0;
     if (n == num_entries) return n;

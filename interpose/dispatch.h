@@ -11,5 +11,6 @@ int dispatch_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
 int dispatch_post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 int dispatch_poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc);
 int dispatch_req_notify_cq(ibv_cq* cq, int solicited_only);
+int dispatch_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 
 } // namespace tent::interpose

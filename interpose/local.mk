@@ -12,4 +12,5 @@ libtent_la_SOURCES += interpose/activation.h interpose/activation.cpp \
 	interpose/memory.h interpose/memory.cpp interpose/mr.cpp \
 	interpose/merged_fd.h interpose/merged_fd.cpp \
 	interpose/channel.h interpose/channel.cpp interpose/events.cpp \
-	interpose/async_events.h interpose/async_events.cpp
+	interpose/async_events.h interpose/async_events.cpp \
+	interpose/srq.cpp

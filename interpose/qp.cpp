@@ -1,8 +1,8 @@
 // Queue-pair verbs: an RC QP the application creates on an adopted context
 // becomes a candidate for tent (the real QP is created all the same and
 // stays what the program sees); ibv_modify_qp to RTR starts looking for the
-// peer, without waiting for it. Every other QP (UD, XRC, raw, on an SRQ)
-// passes through untouched.
+// peer, without waiting for it. Every other QP (UD, XRC, raw) passes
+// through untouched, and a shared receive queue it uses passes through too.
 #include <infiniband/verbs.h>
 
 #include "activation.h"
@@ -15,20 +15,14 @@ using namespace tent::interpose;
 
 namespace {
 
-// Why an RC QP is not carried, or nullptr if it may be.
-const char* not_carried(const ibv_qp_init_attr& attr) {
-    if (attr.srq) return "it receives from a shared receive queue";
-    return nullptr;
-}
-
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     bool act = acting() && pd && attr && provider_ops(pd->context);
     ibv_qp* qp = real::create_qp(pd, attr);
-    if (!qp || !act || attr->qp_type != IBV_QPT_RC) return qp;
-    if (const char* why = not_carried(*attr)) {
-        TENT_INFO("interpose-plain", "interposer: qp 0x%x passes through: %s", qp->qp_num, why);
+    if (!qp || !act) return qp;
+    if (attr->qp_type != IBV_QPT_RC) {
+        if (attr->srq) srq_goes_plain(attr->srq);  // the adapter must see its receives
         return qp;
     }
     track_qp(qp, *attr);

@@ -132,13 +132,13 @@ ibv_qp* create_qp_ex(ibv_context* context, ibv_qp_init_attr_ex* attr) {
         return nullptr;
     }
     ibv_qp* qp = provider(context, attr);
-    if (!qp || !attr || attr->qp_type != IBV_QPT_RC) return qp;
-    if (attr->srq) {
-        TENT_INFO("interpose-plain", "interposer: qp 0x%x passes through: it receives from a shared receive queue",
-                  qp->qp_num);
+    if (!qp || !attr) return qp;
+    if (attr->qp_type != IBV_QPT_RC) {
+        if (attr->srq) srq_goes_plain(attr->srq);  // the adapter must see its receives
         return qp;
     }
     ibv_qp_init_attr plain{};
+    plain.srq = attr->srq;
     plain.send_cq = attr->send_cq;
     plain.recv_cq = attr->recv_cq;
     plain.qp_type = attr->qp_type;

@@ -48,6 +48,7 @@ std::atomic<Fn<int, ibv_comp_channel*, ibv_cq**, void**>> g_get_cq_event{nullptr
 std::atomic<Fn<void, ibv_cq*, unsigned int>> g_ack_cq_events{nullptr};
 std::atomic<Fn<int, ibv_context*, ibv_async_event*>> g_get_async_event{nullptr};
 std::atomic<Fn<void, ibv_async_event*>> g_ack_async_event{nullptr};
+std::atomic<Fn<int, ibv_srq*>> g_destroy_srq{nullptr};
 
 } // namespace
 
@@ -62,6 +63,7 @@ int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     return call(g_modify_qp, "ibv_modify_qp", ENOSYS, qp, attr, attr_mask);
 }
 int destroy_qp(ibv_qp* qp) { return call(g_destroy_qp, "ibv_destroy_qp", ENOSYS, qp); }
+int destroy_srq(ibv_srq* srq) { return call(g_destroy_srq, "ibv_destroy_srq", ENOSYS, srq); }
 ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, int access) {
     return call(g_reg_mr, "ibv_reg_mr", static_cast<ibv_mr*>(nullptr), pd, addr, length, access);
 }

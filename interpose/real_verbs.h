@@ -25,5 +25,6 @@ int get_cq_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context);
 void ack_cq_events(ibv_cq* cq, unsigned int nevents);
 int get_async_event(ibv_context* context, ibv_async_event* event);
 void ack_async_event(ibv_async_event* event);
+int destroy_srq(ibv_srq* srq);
 
 } // namespace tent::interpose::real

@@ -41,6 +41,7 @@ struct State {
     std::unordered_map<const ibv_qp*, std::shared_ptr<ShadowQp>> qps;
     std::unordered_map<std::uint32_t, std::shared_ptr<ShadowQp>> by_token;
     std::unordered_map<const ibv_cq*, std::deque<ibv_wc>> cqs;  // completions tent produced
+    std::unordered_map<const ibv_srq*, std::shared_ptr<ShadowSrq>> srqs;
     std::unordered_map<std::uint64_t, InFlight> inflight;
     std::map<std::string, tent_peer_t*> peers;
     std::uint32_t next_token = 1;
@@ -93,10 +94,12 @@ void retire_sends(State& s, ShadowQp& q) {
 // longer than its receive buffer completes with IBV_WC_LOC_LEN_ERR, as an
 // HCA reports it.
 void match_receives(State& s, ShadowQp& q) {
-    while (!q.recvs.empty() && !q.arrivals.empty()) {
-        HeldRecv r = std::move(q.recvs.front());
+    if (q.srq && q.srq->plain) return;  // its receives went to the adapter
+    std::deque<HeldRecv>& recvs = q.srq ? q.srq->recvs : q.recvs;
+    while (!recvs.empty() && !q.arrivals.empty()) {
+        HeldRecv r = std::move(recvs.front());
         Arrival a = std::move(q.arrivals.front());
-        q.recvs.pop_front();
+        recvs.pop_front();
         q.arrivals.pop_front();
         ibv_wc wc{};
         wc.wr_id = r.wr_id;
@@ -185,8 +188,10 @@ std::uint64_t new_cookie(State& s, const std::shared_ptr<ShadowQp>& q, std::uint
     return c;
 }
 
-// Flushes the posted receives of a failed QP, as an adapter does.
+// Flushes the posted receives of a failed QP, as an adapter does (those
+// of a shared receive queue stay for its other queue pairs).
 void flush_receives(State& s, ShadowQp& q) {
+    if (q.srq) return;
     while (!q.recvs.empty()) {
         ibv_wc wc{};
         wc.wr_id = q.recvs.front().wr_id;
@@ -641,12 +646,23 @@ tent_peer_t* peer_for(const std::string& blob) {
     return s.peers.emplace(blob, p).first->second;
 }
 
+// The shadow of SRQ, made on first use (state mutex held).
+std::shared_ptr<ShadowSrq> shadow_srq(State& s, ibv_srq* srq) {
+    auto& entry = s.srqs[srq];
+    if (!entry) {
+        entry = std::make_shared<ShadowSrq>();
+        entry->srq = srq;
+    }
+    return entry;
+}
+
 void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr) {
     auto q = std::make_shared<ShadowQp>();
     q->qp = qp;
     q->sig_all = attr.sq_sig_all != 0;
     State& s = state();
     std::lock_guard lock(s.mu);
+    if (attr.srq) q->srq = shadow_srq(s, attr.srq);
     q->token = s.next_token++;
     s.by_token[q->token] = q;
     s.qps[qp] = std::move(q);
@@ -718,6 +734,7 @@ void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why) {
         sends.swap(q->held_sends);
     }
     TENT_INFO("interpose-plain", "interposer: qp 0x%x passes through: %s", q->qp->qp_num, why);
+    if (q->srq) srq_goes_plain(q->srq->srq);
     if (!ops) return;
     for (auto& r : recvs) {
         ibv_recv_wr wr{};
@@ -791,6 +808,66 @@ int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     if (q.failed) flush_receives(s, q);
     else if (q.mode == QpMode::Tent) match_receives(s, q);
     return 0;
+}
+
+int shadow_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+    State& s = state();
+    std::unique_lock lock(s.mu);
+    std::shared_ptr<ShadowSrq> shadow = shadow_srq(s, srq);
+    if (shadow->plain) {
+        lock.unlock();
+        const ProviderOps* ops = provider_ops(srq->context);
+        if (!ops || !ops->post_srq_recv) {
+            if (bad_wr) *bad_wr = wr;
+            return EINVAL;
+        }
+        return ops->post_srq_recv(srq, wr, bad_wr);
+    }
+    for (; wr; wr = wr->next) {
+        if (wr->num_sge < 0) {
+            if (bad_wr) *bad_wr = wr;
+            return EINVAL;
+        }
+        HeldRecv r;
+        r.wr_id = wr->wr_id;
+        r.sge.assign(wr->sg_list, wr->sg_list + wr->num_sge);
+        shadow->recvs.push_back(std::move(r));
+    }
+    // Messages that waited for a receive take one now, in arrival order per
+    // queue pair.
+    for (auto& [qp, q] : s.qps)
+        if (q->srq == shadow && q->mode == QpMode::Tent && !q->failed) match_receives(s, *q);
+    return 0;
+}
+
+void srq_goes_plain(ibv_srq* srq) {
+    std::deque<HeldRecv> recvs;
+    {
+        State& s = state();
+        std::lock_guard lock(s.mu);
+        std::shared_ptr<ShadowSrq> shadow = shadow_srq(s, srq);
+        if (shadow->plain) return;
+        shadow->plain = true;
+        recvs.swap(shadow->recvs);
+    }
+    TENT_INFO("interpose-plain", "interposer: a queue pair on a shared receive queue passes through: so does the "
+              "queue");
+    const ProviderOps* ops = provider_ops(srq->context);
+    if (!ops || !ops->post_srq_recv) return;
+    for (auto& r : recvs) {
+        ibv_recv_wr wr{};
+        wr.wr_id = r.wr_id;
+        wr.sg_list = r.sge.data();
+        wr.num_sge = static_cast<int>(r.sge.size());
+        ibv_recv_wr* bad = nullptr;
+        ops->post_srq_recv(srq, &wr, &bad);
+    }
+}
+
+void forget_srq(ibv_srq* srq) {
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    s.srqs.erase(srq);
 }
 
 int shadow_post_send(const std::shared_ptr<ShadowQp>& q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {

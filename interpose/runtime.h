@@ -27,6 +27,12 @@ void qp_modified(ibv_qp* qp, const ibv_qp_attr& attr, int attr_mask);
 // Hot path (from the dispatch ops); return what the provider's op would.
 int shadow_post_send(const std::shared_ptr<ShadowQp>& q, ibv_send_wr* wr, ibv_send_wr** bad_wr);
 int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+// ibv_post_srq_recv on an adopted context's SRQ (shadow_qp.h, ShadowSrq).
+int shadow_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+// A queue pair on SRQ passes through: so does the SRQ from now on.
+void srq_goes_plain(ibv_srq* srq);
+// Forgets SRQ before it is destroyed.
+void forget_srq(ibv_srq* srq);
 // Moves up to max completions tent produced for CQ into wc; returns how many.
 int take_completions(const ibv_cq* cq, int max, ibv_wc* wc);
 

@@ -32,6 +32,18 @@ struct HeldRecv {
     std::vector<ibv_sge> sge;
 };
 
+// A shared receive queue of an adopted context. While every queue pair
+// attached to it is carried (or still looking for its peer), the
+// receives posted to it wait here and serve the carried queue pairs'
+// messages in arrival order; once a queue pair on it passes through (a
+// peer without tent, a UD queue pair), they go to the real SRQ and so does
+// every later one (plain).
+struct ShadowSrq {
+    ibv_srq* srq = nullptr;
+    bool plain = false;
+    std::deque<HeldRecv> recvs;
+};
+
 // A send work request held back while the peer is looked for, deep-copied
 // (inline data too) so it can be replayed on the real QP or sent by tent.
 struct HeldSend {
@@ -84,7 +96,8 @@ struct ShadowQp {
     // Everything below is guarded by the interposer's state mutex.
     QpMode mode = QpMode::Candidate;
     bool failed = false;  // tent lost the peer: the QP is in the error state
-    std::deque<HeldRecv> recvs;
+    std::deque<HeldRecv> recvs;  // its own receive queue (unused with an SRQ)
+    std::shared_ptr<ShadowSrq> srq;  // the SRQ it receives from, if any
     std::deque<Arrival> arrivals;
     std::vector<HeldSend> held_sends;
     std::deque<SendSlot> sq;

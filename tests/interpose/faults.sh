@@ -2,7 +2,8 @@
 # Failover under an unmodified program: ibv_rc_pingpong -c and ib_write_bw
 # (--use_old_post_send) under tent-run on both sides while one HCA port of
 # the client is pulled mid-run and plugged back, and while both are (the
-# traffic moves to TCP and back). Each run must exit 0 with its usual
+# traffic moves to TCP and back), and the project's verbs_check the same
+# way (atomics and an SRQ included). Each run must exit 0 with its usual
 # report, every received byte checked (-c), and still be running when the
 # port comes back (else the fault missed the run).
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
@@ -19,7 +20,7 @@ fault() {
     port=$(free_port)
     start_bg "$name-server" 150 "$SV_RUN" -- "$prog" -p "$port" "$@"
     local server_t=$sv_last
-    wait_listen "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen"; }
+    wait_port "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen"; }
     start_bg "$name-client" 150 "$SV_RUN" -- "$prog" -p "$port" "$@" 127.0.0.1
     local client_t=$sv_last
     cpid=$(pid_of "$name-client")
@@ -54,4 +55,15 @@ fault bw_one mlx5_0 ib_write_bw --use_old_post_send -x 0 -F -s 65536 -D 4
 row=$(grep -E "^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+" "$SV_TMP/bw_one-client.log" | head -1)
 awk '{exit !($4 > 0)}' <<<"$row" || { show_log bw_one-client; fail "bw_one: no average bandwidth in '$row'"; }
 echo "bw_one: $row"
+# The project's verbs program (every byte and completion field, atomics, an
+# SRQ on the second run), many rounds, through one pulled port and through
+# both (its atomics travel over TCP: exactly once whatever fails).
+vc=$TEST_BUILDDIR/tests/interpose/verbs_check
+fault vc_one mlx5_0 "$vc" -g 0 -n 1000
+fault vc_both "mlx5_0 mlx5_1" "$vc" -g 0 -s -n 2000
+for side in server client; do
+    for run in vc_one vc_both; do
+        grep -q "verbs_check $side: ok" "$SV_TMP/$run-$side.log" || { show_log "$run-$side"; fail "$run: $side did not check out"; }
+    done
+done
 echo "PASS: failover under tent-run"

@@ -23,7 +23,7 @@ run_mixed() {
     port=$(free_port)
     start_bg "$name-server" "$secs" "$SV_RUN" -- "$prog" -p "$port" "$@"
     spid=$sv_last
-    wait_listen "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen on port $port"; }
+    wait_port "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen on port $port"; }
     start_bg "$name-client" "$secs" "$SV_PLAIN_RUN" -- "$prog" -p "$port" "$@" 127.0.0.1
     cpid=$sv_last
     wait "$cpid" || crc=$?
@@ -39,6 +39,7 @@ run_mixed() {
 # rails, from its exit report (log_level info).
 rail_ops() {
     # The report may share a line with the program's last output.
-    grep -o 'interpose-rail: interposer: rail [^ ]* [^ ]* [0-9]* ops' "$1" |
-        awk -v dev="$2" '$4 ~ "^" dev ":" { n += $6 } END { print n + 0 }'
+    # "rail mlx5_0:1 -> host mlx5_0:1: 5 ops": the local end, the count before "ops".
+    grep -o 'interpose-rail: interposer: rail [^,]* ops' "$1" |
+        awk -v dev="$2" '$4 ~ "^" dev ":" { n += $(NF - 1) } END { print n + 0 }'
 }

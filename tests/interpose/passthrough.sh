@@ -3,8 +3,9 @@
 # the verbs it wraps; a program that does not use verbs, or only queries
 # devices, runs under tent-run with its usual output, nothing more, and no
 # thread of tent's; verbs programs whose queue pairs tent does not carry
-# (ibv_ud_pingpong; ibv_srq_pingpong, whose RC QPs share a receive queue)
-# work through the adopted contexts, every byte checked (-c).
+# (ibv_ud_pingpong) work through the adopted contexts, every byte checked
+# (-c). ibv_srq_pingpong, whose RC QPs share a receive queue, is carried
+# (the SRQ's receives serve its queue pairs), every byte checked too.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 skip_unless_installed ibv_devinfo ibv_devices ibv_ud_pingpong ibv_srq_pingpong
 require_simverbs
@@ -54,6 +55,11 @@ check_pingpong_report ud_ev 512 1000
 run_pair srq 30 ibv_srq_pingpong -g 0 -c -q 4 -n 400
 check_pingpong_report srq 4096 400
 TENT_LOG_LEVEL=info run_pair srq_note 30 ibv_srq_pingpong -g 0 -c -q 2 -n 100
-grep -q "passes through: it receives from a shared receive queue" "$SV_TMP/srq_note-server.log" ||
-    { show_log srq_note-server; fail "srq: no notice that the queue pairs pass through"; }
+check_pingpong_report srq_note 4096 100
+for side in server client; do
+    grep -q "passes through" "$SV_TMP/srq_note-$side.log" &&
+        { show_log "srq_note-$side"; fail "srq: the $side's queue pairs on a shared receive queue were not carried"; }
+    grep -q "interpose-rail: interposer: rail mlx5" "$SV_TMP/srq_note-$side.log" ||
+        { show_log "srq_note-$side"; fail "srq: the $side's engine carried nothing"; }
+done
 echo "PASS: pass-through under tent-run"

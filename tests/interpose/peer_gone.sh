@@ -17,7 +17,7 @@ export TENT_LOG_LEVEL=warn
 
 port=$(free_port)
 start_bg server 60 "$SV_RUN" -- ib_write_bw --use_old_post_send -x 0 -F -D 30 -p "$port"
-wait_listen "$port" 10 || { show_log server; fail "server did not listen"; }
+wait_port "$port" 10 || { show_log server; fail "server did not listen"; }
 start_bg client 60 "$SV_RUN" -- ib_write_bw --use_old_post_send -x 0 -F -D 30 -p "$port" 127.0.0.1
 client_t=$sv_last
 spid=$(pid_of server)

@@ -2,9 +2,11 @@
 # The project's verbs program (tests/interpose/verbs_check.c: sends with
 # several SGEs, inline sends with immediate data, unsignaled RDMA writes
 # followed by a send that must see them, writes with immediate data, reads
-# into several SGEs; every byte and completion field checked; then a fork()
+# into several SGEs, fetch-and-adds and compare-and-swaps; every byte and
+# completion field checked; then a fork()
 # whose child exits at once, which must exit cleanly) under
-# tent-run on both sides, carried over both simulated HCAs; and with a
+# tent-run on both sides, carried over both simulated HCAs, also with the
+# receives on a shared receive queue (-s); and with a
 # peer without tent, through the plain queue pair.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 require_simverbs
@@ -25,6 +27,15 @@ for i in 1 2 3; do
     done
     echo "tent$i: client $(rail_ops "$log" mlx5_0) ops on mlx5_0, $(rail_ops "$log" mlx5_1) on mlx5_1"
 done
+
+# The same with the receives on a shared receive queue (-s), carried too.
+run_pair srq 60 "$prog" -g 0 -s
+for side in server client; do
+    log=$SV_TMP/srq-$side.log
+    grep -q "verbs_check $side: ok" "$log" || { show_log "srq-$side"; fail "srq: $side did not check out"; }
+    grep -q "passes through" "$log" && { show_log "srq-$side"; fail "srq: $side fell back to the HCA"; }
+done
+echo "srq: client $(rail_ops "$SV_TMP/srq-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/srq-client.log" mlx5_1) on mlx5_1"
 
 TENT_INTERPOSE_DISCOVERY_MS=300 run_mixed plain 60 "$prog" -g 0
 grep -q "verbs_check server: ok" "$SV_TMP/plain-server.log" || { show_log plain-server; fail "plain: server"; }

@@ -6,7 +6,11 @@
  * and atomics: fetch-and-adds kept in flight together (each value found
  * once, the IBV_WC_FETCH_ADD completion with byte_len 8, the value found
  * written to the local SGE) and compare-and-swaps (swapping only on a
- * match); the server checks the word they leave.
+ * match); the server checks the word they leave. With -s on both sides,
+ * the QP receives from a shared receive queue (ibv_create_srq,
+ * ibv_post_srq_recv) instead of its own, with the same checks. With
+ * -n ROUNDS on both sides, all of it is done ROUNDS times (long enough to
+ * pull a port mid-run: tests/interpose/faults.sh).
  * Run as "verbs_check -p PORT" (server) and "verbs_check -p PORT HOST"
  * (client), like ibv_rc_pingpong; exit 0 when everything checked out.
  * The client then forks a child that exits at once (through exit(), so
@@ -51,6 +55,7 @@ static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qp;
 static struct ibv_mr *mr;
+static struct ibv_srq *srq; /* -s */
 static uint8_t *buf;
 static struct endpoint self, peer;
 
@@ -100,13 +105,6 @@ static struct ibv_wc expect_wc(enum ibv_wc_opcode op, uint64_t wr_id, const char
     return check_wc(next_wc(), op, wr_id, what);
 }
 
-/* The server's 777-byte reply (step 5) arrived. */
-static int is_reply(struct ibv_wc wc) {
-    if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV || wc.wr_id != 1000) return 0;
-    if (wc.byte_len != 777 || wc.src_qp != peer.qpn) die("reply: byte_len %u, src_qp 0x%x", wc.byte_len, wc.src_qp);
-    return 1;
-}
-
 static void post_recv(unsigned slot) {
     /* Two SGEs per receive: the first 1 KiB, then the rest of the slot. */
     struct ibv_sge sge[2] = {
@@ -114,13 +112,27 @@ static void post_recv(unsigned slot) {
         {(uintptr_t)buf + RECV_AREA + slot * RECV_SLOT + 1024, RECV_SLOT - 1024, mr->lkey},
     };
     struct ibv_recv_wr wr = {.wr_id = 1000 + slot, .sg_list = sge, .num_sge = 2}, *bad;
-    if (ibv_post_recv(qp, &wr, &bad)) die("ibv_post_recv");
+    if (srq) {
+        if (ibv_post_srq_recv(srq, &wr, &bad)) die("ibv_post_srq_recv");
+    } else if (ibv_post_recv(qp, &wr, &bad)) {
+        die("ibv_post_recv");
+    }
+}
+
+/* Receives are consumed in posting order: the slot of the next one, posted
+ * again at once so the queue stays full in the same order. */
+static unsigned next_slot;
+static unsigned take_slot(void) {
+    unsigned slot = next_slot;
+    next_slot = (next_slot + 1) % NRECV;
+    return slot;
 }
 
 static struct ibv_wc expect_recv(unsigned slot, uint32_t len, const char *what) {
     struct ibv_wc wc = expect_wc(IBV_WC_RECV, 1000 + slot, what);
     if (wc.byte_len != len) die("%s: byte_len %u, not %u", what, wc.byte_len, len);
     if (wc.src_qp != peer.qpn) die("%s: src_qp 0x%x, not 0x%x", what, wc.src_qp, peer.qpn);
+    post_recv(slot);
     return wc;
 }
 
@@ -230,13 +242,23 @@ static void client(void) {
                                .send_flags = IBV_SEND_SIGNALED, .imm_data = htonl(0xabc),
                                .wr.rdma = {peer.addr + TARGET_AREA + (160u << 10), peer.rkey}};
     post_send(&wimm);
-    /* The server replies as soon as it has the write, so the reply may
-     * complete before the write does: a receive and a send queue complete
-     * independently (under tent the write's acknowledgement and the reply
-     * can take different rails). */
-    struct ibv_wc first = next_wc();
-    int replied = is_reply(first);
-    check_wc(replied ? next_wc() : first, IBV_WC_RDMA_WRITE, 5, "write with immediate");
+    /* The server replies as soon as it sees the immediate data: the reply
+     * may complete before the write does (a receive and a send queue
+     * complete independently). */
+    int got_reply = 0;
+    const unsigned reply_slot = take_slot();
+    for (;;) {
+        struct ibv_wc wc = next_wc();
+        if (wc.status != IBV_WC_SUCCESS) die("write with immediate: status %s", ibv_wc_status_str(wc.status));
+        if (wc.opcode == IBV_WC_RECV && wc.wr_id == 1000 + reply_slot && !got_reply) {
+            if (wc.byte_len != 777 || wc.src_qp != peer.qpn) die("reply: byte_len %u, src_qp 0x%x", wc.byte_len, wc.src_qp);
+            got_reply = 1;
+            continue;
+        }
+        if (wc.opcode != IBV_WC_RDMA_WRITE || wc.wr_id != 5 || wc.qp_num != qp->qp_num)
+            die("write with immediate: opcode %d, wr_id %llu", wc.opcode, (unsigned long long)wc.wr_id);
+        break;
+    }
     /* 5: a 100 KB read into two SGEs. */
     memset(buf + SOURCE_AREA, 0, 100000);
     struct ibv_sge r[2] = {{(uintptr_t)buf + SOURCE_AREA, 30000, mr->lkey},
@@ -246,19 +268,20 @@ static void client(void) {
     post_send(&read);
     /* The server's reply may complete before the read: a receive and a
      * send queue complete independently. */
-    for (int got = replied; got < 2; ++got) {
+    for (int got = got_reply; got < 2; ++got) {
         struct ibv_wc wc = next_wc();
         if (wc.status != IBV_WC_SUCCESS) die("read or reply: status %s", ibv_wc_status_str(wc.status));
         if (wc.qp_num != qp->qp_num) die("read or reply: qp_num 0x%x", wc.qp_num);
         if (wc.opcode == IBV_WC_RDMA_READ && wc.wr_id == 6) {
             check(buf + SOURCE_AREA, 100000, 5, "read data");
-        } else if (!replied && is_reply(wc)) {
-            replied = 1;
+        } else if (wc.opcode == IBV_WC_RECV && wc.wr_id == 1000 + reply_slot && !got_reply) {
+            if (wc.byte_len != 777 || wc.src_qp != peer.qpn) die("reply: byte_len %u, src_qp 0x%x", wc.byte_len, wc.src_qp);
         } else {
             die("read or reply: opcode %d, wr_id %llu", wc.opcode, (unsigned long long)wc.wr_id);
         }
     }
-    check(buf + RECV_AREA, 777, 6, "reply data");
+    check(buf + RECV_AREA + reply_slot * RECV_SLOT, 777, 6, "reply data");
+    post_recv(reply_slot);
 
     /* 6: fetch-and-adds of 3, all in flight at once, each result in its own
      * 8-byte SGE; the values found are 0, 3, 6, ... each once (in any order:
@@ -309,18 +332,23 @@ static void client(void) {
 
 static void server(void) {
     fill(buf + SOURCE_AREA, 100000, 5);
-    struct ibv_wc wc = expect_recv(0, 4000, "send");
+    unsigned slot = take_slot();
+    struct ibv_wc wc = expect_recv(slot, 4000, "send");
     if (wc.wc_flags & IBV_WC_WITH_IMM) die("send: IBV_WC_WITH_IMM set");
-    check(buf + RECV_AREA, 1024, 1, "send data, first SGE");
+    const uint8_t *in = buf + RECV_AREA + slot * RECV_SLOT;
+    check(in, 1024, 1, "send data, first SGE");
     for (unsigned i = 1024; i < 4000; ++i)
-        if (buf[RECV_AREA + i] != pattern(1, i)) die("send data: byte %u", i);
-    wc = expect_recv(1, 48, "inline send with immediate");
+        if (in[i] != pattern(1, i)) die("send data: byte %u", i);
+    slot = take_slot();
+    wc = expect_recv(slot, 48, "inline send with immediate");
     if (!(wc.wc_flags & IBV_WC_WITH_IMM) || ntohl(wc.imm_data) != 0x12345678)
         die("inline send: immediate 0x%x, flags 0x%x", ntohl(wc.imm_data), wc.wc_flags);
-    check(buf + RECV_AREA + RECV_SLOT, 48, 2, "inline send data");
-    expect_recv(2, 16, "send after write");
+    check(buf + RECV_AREA + slot * RECV_SLOT, 48, 2, "inline send data");
+    expect_recv(take_slot(), 16, "send after write");
     check(buf + TARGET_AREA, 150000, 3, "written data seen by the following send");
-    wc = expect_wc(IBV_WC_RECV_RDMA_WITH_IMM, 1003, "write with immediate");
+    slot = take_slot();
+    wc = expect_wc(IBV_WC_RECV_RDMA_WITH_IMM, 1000 + slot, "write with immediate");
+    post_recv(slot);
     if (wc.byte_len != 65536 || !(wc.wc_flags & IBV_WC_WITH_IMM) || ntohl(wc.imm_data) != 0xabc)
         die("write with immediate: byte_len %u, immediate 0x%x, flags 0x%x", wc.byte_len, ntohl(wc.imm_data),
             wc.wc_flags);
@@ -377,14 +405,16 @@ static void peer_gone(void) {
 
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
-    int gid_index = 0, opt, kill_mode = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:k")) != -1) {
+    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1;
+    while ((opt = getopt(argc, argv, "p:d:g:ksn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 'n') rounds = atoi(optarg);
+        else if (opt == 's') use_srq = 1;
         else if (opt == 'p') port = optarg;
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-k] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-k] [-s] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -409,6 +439,11 @@ int main(int argc, char **argv) {
     struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
                                   .cap = {.max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 4,
                                           .max_recv_sge = 4, .max_inline_data = 64}};
+    if (use_srq) {
+        struct ibv_srq_init_attr sa = {.attr = {.max_wr = 64, .max_sge = 4}};
+        if (!(srq = ibv_create_srq(pd, &sa))) die("ibv_create_srq");
+        ia.srq = srq;
+    }
     if (!(qp = ibv_create_qp(pd, &ia))) die("ibv_create_qp");
     int fd = connect_oob(host, port);
     bring_up(fd, gid_index);
@@ -434,8 +469,20 @@ int main(int argc, char **argv) {
         ibv_free_device_list(list);
         return 0;
     }
+    for (int r = 0; r < rounds; ++r) {
+        if (host) client();
+        else server();
+        sync_oob(fd);
+        if (!host) {
+            /* The client's atomics of this round are done: what they left. */
+            uint64_t word;
+            memcpy(&word, buf + ATOMIC_WORD, sizeof word);
+            if (word != 0x1234567890abcdefull) die("round %d: atomics left 0x%llx in the word", r, (unsigned long long)word);
+            memset(buf + ATOMIC_WORD, 0, sizeof word);
+        }
+        sync_oob(fd); /* the word is reset before the next round's atomics */
+    }
     if (host) {
-        client();
         /* fork() in a program using verbs, the child not touching them. */
         pid_t child = fork();
         if (child < 0) die("fork");
@@ -445,16 +492,10 @@ int main(int argc, char **argv) {
         if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
             die("the forked child did not exit cleanly (status 0x%x)", status);
         alarm(0);
-    } else {
-        server();
     }
-    sync_oob(fd);
-    /* The client's atomics are done: what they left in the word. */
-    uint64_t word;
-    memcpy(&word, buf + ATOMIC_WORD, sizeof word);
-    if (!host && word != 0x1234567890abcdefull) die("atomics left 0x%llx in the word", (unsigned long long)word);
     close(fd);
     ibv_destroy_qp(qp);
+    if (srq) ibv_destroy_srq(srq);
     ibv_destroy_cq(cq);
     ibv_dereg_mr(mr);
     ibv_dealloc_pd(pd);

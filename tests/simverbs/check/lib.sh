@@ -4,7 +4,7 @@
 
 : "${TEST_BUILDDIR:=$(cd "$(dirname "$0")/../../.." && pwd)}"
 : "${TEST_SRCDIR:=$TEST_BUILDDIR}"
-. "$(dirname "$0")/../../lib/common.sh"
+. "$TEST_SRCDIR/tests/lib/common.sh"
 SV_RUN=$TEST_BUILDDIR/simverbs-run
 SV_CTL=$TEST_BUILDDIR/simverbs-ctl
 SV_CHECK_SRC=$TEST_SRCDIR/tests/simverbs/check

@@ -190,3 +190,64 @@ Test(capi, write_read_send_every_byte, .init = setup) {
     free(dst);
     free(back);
 }
+
+/* Atomics from C: the value found lands in the result buffer before the
+ * TENT_OP_ATOMIC completion; compare-and-swap swaps only on a match; a
+ * region registered without TENT_ACCESS_REMOTE_ATOMIC refuses; bad
+ * arguments are refused at post. */
+Test(capi, atomics, .init = setup) {
+    tent_engine_t *a = NULL, *b = NULL;
+    cr_assert_eq(tent_engine_create(NULL, &a), TENT_OK);
+    cr_assert_eq(tent_engine_create(NULL, &b), TENT_OK);
+    const void *blob;
+    size_t blob_len;
+    cr_assert_eq(tent_engine_address(b, &blob, &blob_len), TENT_OK);
+    tent_peer_t *peer = NULL;
+    cr_assert_eq(tent_connect(a, blob, blob_len, &peer), TENT_OK);
+    static uint64_t words[2] = {10, 20}; /* [0]: atomics allowed, [1]: not */
+    static uint64_t result;
+    tent_mem_t *mw, *mplain, *mr;
+    cr_assert_eq(tent_mem_register(b, &words[0], 8, TENT_ACCESS_ALL | TENT_ACCESS_REMOTE_ATOMIC, &mw), TENT_OK);
+    cr_assert_eq(tent_mem_register(b, &words[1], 8, TENT_ACCESS_ALL, &mplain), TENT_OK);
+    cr_assert_eq(tent_mem_register(a, &result, 8, TENT_ACCESS_ALL, &mr), TENT_OK);
+    const void *key, *plain_key;
+    size_t key_len, plain_len;
+    cr_assert_eq(tent_mem_remote_key(mw, &key, &key_len), TENT_OK);
+    cr_assert_eq(tent_mem_remote_key(mplain, &plain_key, &plain_len), TENT_OK);
+    const uint64_t w0 = (uint64_t)(uintptr_t)&words[0], w1 = (uint64_t)(uintptr_t)&words[1];
+    tent_completion_t c[1];
+
+    cr_assert_eq(tent_post_atomic(peer, TENT_ATOMIC_FETCH_ADD, 5, 0, &result, key, key_len, w0, TENT_PRIORITY_HIGH,
+                                  TENT_TRANSPORT_ANY, 1), TENT_OK);
+    cr_assert_eq(wait_poll(a, c, 1), 1);
+    cr_expect_eq(c[0].op, TENT_OP_ATOMIC);
+    cr_expect_eq(c[0].status, TENT_OK);
+    cr_expect_eq(c[0].cookie, 1u);
+    cr_expect_eq(result, 10u);
+    cr_expect_eq(words[0], 15u);
+
+    cr_assert_eq(tent_post_atomic(peer, TENT_ATOMIC_COMPARE_SWAP, 15, 99, &result, key, key_len, w0,
+                                  TENT_PRIORITY_HIGH, TENT_TRANSPORT_TCP, 2), TENT_OK);
+    cr_assert_eq(wait_poll(a, c, 1), 1);
+    cr_expect_eq(c[0].status, TENT_OK);
+    cr_expect_eq(result, 15u);
+    cr_expect_eq(words[0], 99u);
+
+    cr_assert_eq(tent_post_atomic(peer, TENT_ATOMIC_FETCH_ADD, 1, 0, &result, plain_key, plain_len, w1,
+                                  TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, 3), TENT_OK);
+    cr_assert_eq(wait_poll(a, c, 1), 1);
+    cr_expect_eq(c[0].status, TENT_ERR_REMOTE_ACCESS);
+    cr_expect_eq(words[1], 20u);
+
+    cr_expect_eq(tent_post_atomic(peer, TENT_ATOMIC_FETCH_ADD, 1, 0, &result, key, key_len, w0 + 4,
+                                  TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, 4), TENT_ERR_INVALID);
+    cr_expect_eq(tent_post_atomic(peer, (tent_atomic_op_t)7, 1, 0, &result, key, key_len, w0, TENT_PRIORITY_HIGH,
+                                  TENT_TRANSPORT_ANY, 4), TENT_ERR_INVALID);
+    cr_expect_eq(tent_mem_register(a, &result, 8, 0x10u, &(tent_mem_t *){0}), TENT_ERR_INVALID);
+
+    tent_mem_deregister(mr);
+    tent_mem_deregister(mplain);
+    tent_mem_deregister(mw);
+    tent_engine_destroy(a);
+    tent_engine_destroy(b);
+}
