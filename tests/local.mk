@@ -280,3 +280,20 @@ EXTRA_DIST += scripts/bench-failover tests/simverbs/check/measure_figures.sh
 if ENABLE_TESTS
 TESTS += $(FUZZ_TARGETS)
 endif
+
+# The unit suites under AddressSanitizer and UBSan (scripts/check runs
+# `make check-sanitized` in a tree configured with them): every Criterion
+# program but those that cannot run there (README, "Sanitizers", says why).
+NOT_UNDER_SANITIZERS = \
+	tests/unit/config/test_tent_run \
+	tests/unit/common/test_crash_reporter
+SANITIZED_TESTS = $(filter-out $(NOT_UNDER_SANITIZERS),$(CRITERION_TESTS))
+check-sanitized:
+	$(MAKE) $(AM_MAKEFLAGS) check check_PROGRAMS='$(SANITIZED_TESTS)' TESTS='$(SANITIZED_TESTS)'
+# make distcheck (scripts/check) runs every test but the fault suites that
+# take minutes and already ran from the same sources in the main tree
+# (README, "Testing", says why that is enough).
+DISTCHECK_SKIPPED_TESTS = $(filter tests/failover/% tests/mpi/% tests/netns/%,$(SCRIPT_TESTS))
+distcheck-quick:
+	$(MAKE) $(AM_MAKEFLAGS) distcheck TESTS='$(filter-out $(DISTCHECK_SKIPPED_TESTS),$(TESTS))'
+.PHONY: check-sanitized distcheck-quick

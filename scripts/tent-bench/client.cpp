@@ -4,6 +4,7 @@
 // and peer while the measured one does.
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -23,6 +24,11 @@ namespace tent_bench {
 namespace {
 
 constexpr auto kStallLimit = std::chrono::seconds(30);
+// SIGUSR1 ends the run as --duration's end would: a test stops the stream
+// once it has seen what it waits for, however slow the machine.
+volatile std::sig_atomic_t stop_requested = 0;
+extern "C" void request_stop(int) { stop_requested = 1; }
+
 constexpr int kWaitMs = 10;  // longest sleep in tent_wait() between two looks at the clock
 
 int fail(const std::string& what) {
@@ -108,6 +114,7 @@ int run_client(const Options& o) {
         end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration_secs));
     };
     if (started) begin_measuring(run_start);
+    std::signal(SIGUSR1, request_stop);
     bool posting = true, background_posting = background.has_value();
     std::string stall;
     tent_completion_t comps[64];
@@ -116,6 +123,7 @@ int run_client(const Options& o) {
         if (unreachable.load()) posting = background_posting = false;
         if (posting && started && ((o.iters && main_stream.posted() >= o.iters) || (!o.iters && now >= end)))
             posting = false;
+        if (stop_requested) posting = background_posting = false;
         if (!posting) background_posting = false;  // the background ends with the measured stream
         if (background_posting) background_posting = background->post(peer, key, 0);
         if (posting && started) posting = main_stream.post(peer, key, o.iters);
