@@ -26,6 +26,7 @@ const char* not_carried(const ibv_qp_init_attr& attr) {
 extern "C" __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     bool act = acting() && pd && attr && provider_ops(pd->context);
     ibv_qp* qp = real::create_qp(pd, attr);
+    if (qp && act) provider_qp_created(qp);
     if (!qp || !act || attr->qp_type != IBV_QPT_RC) return qp;
     if (const char* why = not_carried(*attr)) {
         TENT_INFO("interpose-plain", "interposer: qp 0x%x passes through: %s", qp->qp_num, why);

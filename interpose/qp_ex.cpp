@@ -132,6 +132,7 @@ ibv_qp* create_qp_ex(ibv_context* context, ibv_qp_init_attr_ex* attr) {
         return nullptr;
     }
     ibv_qp* qp = provider(context, attr);
+    if (qp) provider_qp_created(qp);
     if (!qp || !attr || attr->qp_type != IBV_QPT_RC) return qp;
     if (attr->srq) {
         TENT_INFO("interpose-plain", "interposer: qp 0x%x passes through: it receives from a shared receive queue",

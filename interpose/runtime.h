@@ -13,6 +13,9 @@ namespace tent::interpose {
 
 // Queue pairs ---------------------------------------------------------------
 
+// Every QP the application created on an adopted context: until it is
+// carried by tent, the provider may complete its work on its CQs.
+void provider_qp_created(const ibv_qp* qp);
 // Records an RC QP the application created on an adopted context.
 void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr);
 // Notes a region the application registered (with iova and access).
@@ -27,8 +30,14 @@ void qp_modified(ibv_qp* qp, const ibv_qp_attr& attr, int attr_mask);
 // Hot path (from the dispatch ops); return what the provider's op would.
 int shadow_post_send(const std::shared_ptr<ShadowQp>& q, ibv_send_wr* wr, ibv_send_wr** bad_wr);
 int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
-// Moves up to max completions tent produced for CQ into wc; returns how many.
-int take_completions(const ibv_cq* cq, int max, ibv_wc* wc);
+// Moves up to max completions tent produced for CQ into wc; returns how
+// many. With none queued, drives tent on the calling thread first.
+// *provider: false when only carried QPs use CQ (the provider's CQ then
+// stays empty and need not be polled).
+int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider);
+// The program armed a CQ and may sleep on its channel: tent's completions
+// are harvested for it in the background.
+void program_blocks();
 
 // Discovery outcome ---------------------------------------------------------
 
