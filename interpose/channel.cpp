@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <mutex>
@@ -29,6 +30,7 @@ struct CqState {
 };
 
 std::mutex g_mu;
+std::atomic<int> g_armed{0};  // CQs armed and not yet signalled
 std::unordered_map<const ibv_comp_channel*, ChannelState>& channels() {
     static auto* m = new std::unordered_map<const ibv_comp_channel*, ChannelState>;  // until exit
     return *m;
@@ -106,8 +108,13 @@ unsigned provider_acks(ibv_cq* cq, unsigned nevents) {
 
 void cq_armed(ibv_cq* cq) {
     std::lock_guard lock(g_mu);
-    if (cq->channel && channels().count(cq->channel)) cqs()[cq].armed = true;
+    if (!cq->channel || !channels().count(cq->channel)) return;
+    CqState& c = cqs()[cq];
+    if (!c.armed) g_armed.fetch_add(1, std::memory_order_relaxed);
+    c.armed = true;
 }
+
+bool any_cq_armed() { return g_armed.load(std::memory_order_relaxed) > 0; }
 
 void cq_completed(ibv_cq* cq) {
     std::lock_guard lock(g_mu);
@@ -116,6 +123,7 @@ void cq_completed(ibv_cq* cq) {
     auto ch = channels().find(cq->channel);
     if (ch == channels().end()) return;
     c->second.armed = false;
+    g_armed.fetch_sub(1, std::memory_order_relaxed);
     ch->second.events.push_back(cq);
     ch->second.signal();
 }

@@ -22,5 +22,8 @@ unsigned provider_acks(ibv_cq* cq, unsigned nevents);
 // From the CQ verbs: the program armed CQ; tent produced a completion on CQ.
 void cq_armed(ibv_cq* cq);
 void cq_completed(ibv_cq* cq);
+// Whether the program armed a CQ with a channel that tent has not yet
+// signalled: it may be asleep on that channel, waiting for tent.
+bool any_cq_armed();
 
 } // namespace tent::interpose

@@ -35,8 +35,9 @@ int dispatch_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) 
 }
 
 int dispatch_poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
-    int n = num_entries > 0 && wc ? take_completions(cq, num_entries, wc) : 0;
-    if (n == num_entries) return n;
+    bool provider = true;
+    int n = num_entries > 0 && wc ? take_completions(cq, num_entries, wc, &provider) : 0;
+    if (n == num_entries || !provider) return n;
     const ProviderOps* ops = provider_ops(cq->context);
     if (!ops) return n ? n : -EINVAL;
     int more = ops->poll_cq(cq, num_entries - n, wc + n);
@@ -45,6 +46,7 @@ int dispatch_poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
 
 int dispatch_req_notify_cq(ibv_cq* cq, int solicited_only) {
     cq_armed(cq);  // tent's next completion on CQ signals its channel
+    program_blocks();  // the program may sleep on the channel from now on
     const ProviderOps* ops = provider_ops(cq->context);
     return ops ? ops->req_notify_cq(cq, solicited_only) : EINVAL;
 }

@@ -20,6 +20,7 @@ namespace {
 extern "C" __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     bool act = acting() && pd && attr && provider_ops(pd->context);
     ibv_qp* qp = real::create_qp(pd, attr);
+    if (qp && act) provider_qp_created(qp);
     if (!qp || !act) return qp;
     if (attr->qp_type != IBV_QPT_RC) {
         if (attr->srq) srq_goes_plain(attr->srq);  // the adapter must see its receives

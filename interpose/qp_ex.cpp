@@ -132,6 +132,7 @@ ibv_qp* create_qp_ex(ibv_context* context, ibv_qp_init_attr_ex* attr) {
         return nullptr;
     }
     ibv_qp* qp = provider(context, attr);
+    if (qp) provider_qp_created(qp);
     if (!qp || !attr) return qp;
     if (attr->qp_type != IBV_QPT_RC) {
         if (attr->srq) srq_goes_plain(attr->srq);  // the adapter must see its receives

@@ -13,6 +13,9 @@ namespace tent::interpose {
 
 // Queue pairs ---------------------------------------------------------------
 
+// Every QP the application created on an adopted context: until it is
+// carried by tent, the provider may complete its work on its CQs.
+void provider_qp_created(const ibv_qp* qp);
 // Records an RC QP the application created on an adopted context.
 void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr);
 // Notes a region the application registered (with iova and access).
@@ -33,8 +36,14 @@ int shadow_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 void srq_goes_plain(ibv_srq* srq);
 // Forgets SRQ before it is destroyed.
 void forget_srq(ibv_srq* srq);
-// Moves up to max completions tent produced for CQ into wc; returns how many.
-int take_completions(const ibv_cq* cq, int max, ibv_wc* wc);
+// Moves up to max completions tent produced for CQ into wc; returns how
+// many. With none queued, drives tent on the calling thread first.
+// *provider: false when only carried QPs use CQ (the provider's CQ then
+// stays empty and need not be polled).
+int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider);
+// The program armed a CQ and may sleep on its channel: tent's completions
+// are harvested for it in the background.
+void program_blocks();
 
 // Discovery outcome ---------------------------------------------------------
 

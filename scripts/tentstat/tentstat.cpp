@@ -2,7 +2,9 @@
 // stats segments (stats_enable). See tentstat(1).
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -28,9 +30,11 @@ const char kUsage[] =
     "\n"
     "  PID                 only this process\n"
     "  -w, --watch         refresh in place like top; q quits\n"
-    "  -i, --interval S    seconds between refreshes or textfile writes (default 2)\n"
+    "  -i, --interval S    seconds between refreshes, textfile writes or JSON\n"
+    "                      snapshots (default 2)\n"
     "  -n, --count N       stop after N screens or writes (default: never)\n"
-    "  --json              one snapshot as JSON\n"
+    "  --json              one snapshot as JSON; with -n, N snapshots one a line\n"
+    "                      (until PID, if given, is gone)\n"
     "  --prometheus        one snapshot in Prometheus text format\n"
     "  --textfile-dir DIR  keep DIR/tent.prom current for node_exporter's textfile\n"
     "                      collector (written atomically every interval)\n"
@@ -51,6 +55,25 @@ bool parse_number(const char* text, double& out) {
     char* end = nullptr;
     out = std::strtod(text, &end);
     return end != text && *end == '\0';
+}
+
+// --json -n N: a snapshot a line, every interval, until N are printed or
+// the one process asked for (once seen) is gone.
+template <typename Entries>
+int json_lines(const Entries& entries, bool one_pid, double interval, long count) {
+    bool seen = false;
+    for (long i = 0; i < count; ++i) {
+        if (i) std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+        const auto now = wall_now_ns();
+        const auto found = entries();
+        bool live = false;
+        for (const auto& e : found) live = live || e.kind == ProcessEntry::Kind::Live;
+        if (one_pid && seen && !live) break;
+        seen = seen || live;
+        std::fputs(render_json(found, now).c_str(), stdout);
+        std::fflush(stdout);
+    }
+    return 0;
 }
 
 } // namespace
@@ -79,8 +102,8 @@ int main(int argc, char** argv) {
             mode = Mode::Prometheus;
         } else if (a == "-i" || a == "--interval") {
             const char* v = value("interval");
-            if (!v || !parse_number(v, interval) || interval < 0.1 || interval > 86400)
-                return usage_error(a + " needs a number of seconds from 0.1 to 86400");
+            if (!v || !parse_number(v, interval) || interval < 0.001 || interval > 86400)
+                return usage_error(a + " needs a number of seconds from 0.1 (0.001 with --json) to 86400");
         } else if (a == "-n" || a == "--count") {
             double n;
             const char* v = value("count");
@@ -102,6 +125,9 @@ int main(int argc, char** argv) {
             return usage_error("unknown argument '" + a + "'");
         }
     }
+    // Screens and files that fast help nobody; a JSON stream samples progress.
+    if (interval < 0.1 && mode != Mode::Json)
+        return usage_error("-i needs a number of seconds from 0.1 (0.001 with --json) to 86400");
     if (prefix.empty()) {
         LoadResult loaded = load_config();
         for (const auto& d : loaded.diagnostics)
@@ -120,6 +146,9 @@ int main(int argc, char** argv) {
                      count);
     case Mode::Textfile:
         return keep_textfile([&] { return render_prometheus(prometheus_snapshot(entries())); }, dir, interval, count);
+    case Mode::Json:
+        if (count > 0) return json_lines(entries, pid.has_value(), interval, count);
+        break;
     default: break;
     }
     const auto now = wall_now_ns();

@@ -65,7 +65,20 @@ assert down["errors"] > 0 and down["failovers_from"] > 0, down
 assert down["last_error"] != "" and down["last_error_time"] > 0, down
 assert sum(r["failovers_to"] for r in p["rails"]) > 0, p["rails"]
 PY
-echo "ok: live processes listed; client rail mlx5_1 shown paused with ${left}s left"
+# A stream (--json -n): one snapshot a line, one every interval.
+ts --json -i 0.05 -n 3 "$client_pid" >"$tmp/stream.json" || fail "tentstat --json -n 3 failed"
+python3 - "$tmp/stream.json" "$client_pid" <<'PY' || fail "tentstat --json -n 3: $(cat "$tmp/stream.json")"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 3, lines
+snaps = [json.loads(l) for l in lines]
+times = [s["time"] for s in snaps]
+assert times == sorted(times) and times[2] - times[0] >= 0.09, times
+for s in snaps:
+    [p] = s["processes"]
+    assert p["pid"] == int(sys.argv[2]) and p["status"] == "live" and p["rails"], p
+PY
+echo "ok: live processes listed; client rail mlx5_1 shown paused with ${left}s left; a JSON stream of 3"
 
 # A process killed with SIGKILL leaves its segment: shown gone, then removed.
 start_server
