@@ -77,6 +77,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_capi \
 	tests/unit/engine/test_wait \
 	tests/unit/engine/test_capi_embed \
+	tests/unit/engine/test_many_peers \
 	tests/unit/tcp/test_silence_detector \
 	tests/unit/tcp/test_tcp_rail_data \
 	tests/unit/tcp/test_tcp_rail_access \
@@ -125,6 +126,9 @@ tests_unit_engine_test_wait_LDADD = libtent.la $(CRITERION_LIBS)
 # The embedding calls (knob table, overrides), from C.
 tests_unit_engine_test_capi_embed_SOURCES = tests/unit/engine/test_capi_embed.c
 tests_unit_engine_test_capi_embed_LDADD = libtent.la $(CRITERION_LIBS)
+# 32 peer processes against one engine, from C.
+tests_unit_engine_test_many_peers_SOURCES = tests/unit/engine/test_many_peers.c
+tests_unit_engine_test_many_peers_LDADD = libtent.la $(CRITERION_LIBS)
 
 # The simverbs tests re-run themselves with LD_LIBRARY_PATH set to this
 # directory (and skip if the library is not built).

@@ -243,8 +243,9 @@ Status Engine::post_send(PeerId peer, const void* data, std::uint64_t length, co
 Status Engine::submit(std::unique_ptr<Op> op) {
     {
         std::lock_guard lock(mutex_);
-        if (!peers_.count(op->peer)) return Status(Code::NotFound, "unknown peer");
+        // A departed peer's connection is released (engine_release.cpp): its id stays in unreachable_ only.
         if (unreachable_.count(op->peer)) return Status(Code::PeerUnreachable, "peer is unreachable");
+        if (!peers_.count(op->peer)) return Status(Code::NotFound, "unknown peer");
         op->id = next_op_id_++;
         submitted_.push_back(std::move(op));
     }

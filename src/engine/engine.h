@@ -222,6 +222,10 @@ private:
     // the channel; gives the peer up if a control send failed.
     void service_control(Connection& conn);
     void mark_unreachable(Connection& conn, const Status& why);
+    // Releases the connections of departed peers (engine_release.cpp).
+    void release_departed();
+    // Its rails, their health records and metrics, and its control socket.
+    void release_paths(Connection& conn);
     void warn_unknown_policy_devices(const Topology& topology) const;
     void start_op_by_id(std::uint64_t id);
     Status plan(Connection& conn, Op& op);
@@ -353,6 +357,7 @@ private:
         TimePoint posted;
         bool watched;      // counts for the rail's silence (not a SEND)
         Priority priority;  // the op's level, for the rail's QoS window
+        PeerId peer;        // whose rail: dropped when its connection is released
     };
     std::map<std::uint64_t, Inflight> inflight_;  // by rail cookie
     std::uint64_t next_cookie_ = 1;

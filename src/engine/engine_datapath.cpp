@@ -241,7 +241,7 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
     }
     const TimePoint now = clock_.now();
     const bool watched = op.type != OpType::Send;
-    inflight_[r.cookie] = Inflight{op.id, index, chunk.length, now, watched, level};
+    inflight_[r.cookie] = Inflight{op.id, index, chunk.length, now, watched, level, conn.id};
     ++op.outstanding;
     slot.inflight_bytes += chunk.length;
     slot.inflight_by_priority[li] += chunk.length;

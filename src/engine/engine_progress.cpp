@@ -56,6 +56,7 @@ bool Engine::progress_once() {
         if (recvs_changed) deliver(c);
     }
     if (!deferred_.empty()) retry_deferred();
+    if (service) release_departed();  // peers found unreachable while serving their control channels
     const TimePoint now = clock_.now();
     if (service) {
         service_due_ = false;

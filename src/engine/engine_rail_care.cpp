@@ -213,7 +213,7 @@ void Engine::post_probe(Connection& conn, std::size_t index) {
         on_probe_done(conn, index, failed);
         return;
     }
-    inflight_[op.cookie] = Inflight{0, index, 0, now, true, Priority::High};
+    inflight_[op.cookie] = Inflight{0, index, 0, now, true, Priority::High, conn.id};
     ++slot.inflight_watched;
     slot.last_probe = now;
     ++slot.inflight_ops;

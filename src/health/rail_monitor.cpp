@@ -25,9 +25,16 @@ std::string RailEndpoints::name() const {
 RailMonitor::RailMonitor(const RailMonitorParams& params) : params_(params) {}
 
 RailId RailMonitor::add_rail(RailEndpoints endpoints, TimePoint now) {
-    auto id = static_cast<RailId>(rails_.size());
-    rails_.emplace_back(std::move(endpoints), params_);
-    Rail& r = rails_.back();
+    RailId id;
+    if (!free_ids_.empty()) {
+        id = free_ids_.back();
+        free_ids_.pop_back();
+        rails_[id] = Rail(std::move(endpoints), params_);
+    } else {
+        id = static_cast<RailId>(rails_.size());
+        rails_.emplace_back(std::move(endpoints), params_);
+    }
+    Rail& r = rails_[id];
     r.quiet_since = now;
     if (local_fault(r))
         pause(id, local_devices_fatal_.count(r.ep.local_device) ? PauseCause::LocalDeviceFatal : PauseCause::LocalPortDown,
@@ -35,6 +42,15 @@ RailId RailMonitor::add_rail(RailEndpoints endpoints, TimePoint now) {
     else if (remote_fault(r))
         pause(id, PauseCause::RemotePortDown, now);
     return id;
+}
+
+void RailMonitor::remove_rail(RailId rail) {
+    if (!valid(rail) || std::find(free_ids_.begin(), free_ids_.end(), rail) != free_ids_.end()) return;
+    // A blank rail: no endpoints any event matches, no samples, not paused.
+    RailEndpoints none;
+    none.local_port = none.remote_port = -1;
+    rails_[rail] = Rail(std::move(none), params_);
+    free_ids_.push_back(rail);
 }
 
 bool RailMonitor::local_fault(const Rail& r) const {

@@ -69,6 +69,10 @@ public:
     // Registers a rail; ids are small and dense, from 0. A rail added while
     // one of its ports is known down starts paused.
     RailId add_rail(RailEndpoints endpoints, TimePoint now);
+    // Forgets a rail whose connection is gone: its state is dropped and
+    // add_rail() reuses its id, so peers that come and go leave nothing
+    // behind. Unknown ids are ignored.
+    void remove_rail(RailId rail);
     std::size_t rail_count() const { return rails_.size(); }
     const RailEndpoints& endpoints(RailId rail) const { return rails_.at(rail).ep; }
 
@@ -151,6 +155,7 @@ private:
 
     RailMonitorParams params_;
     std::vector<Rail> rails_;
+    std::vector<RailId> free_ids_;  // removed rails' ids, reused by add_rail
     RailObserver* observer_ = nullptr;
     std::set<std::pair<std::string, int>> local_ports_down_;
     std::set<std::string> local_devices_fatal_;

@@ -9,7 +9,9 @@
 //   c.inc();                                       // hot: one relaxed atomic add
 //
 // The number of label values is checked at compile time. Series live as long
-// as the registry, so references from with() may be cached.
+// as the registry, so references from with() may be cached, unless forget()
+// removes them (series of a rail whose connection is gone: its owner drops
+// its cached references first).
 #pragma once
 
 #include <array>
@@ -80,6 +82,16 @@ public:
         auto& slot = series_[std::move(key)];
         if (!slot) slot = std::make_unique<M>();
         return *slot;
+    }
+
+    // Removes every series with `value` among its label values.
+    void forget(std::string_view value) {
+        std::lock_guard lock(mutex_);
+        std::erase_if(series_, [&](const auto& entry) {
+            for (const auto& v : entry.first)
+                if (v == value) return true;
+            return false;
+        });
     }
 
     FamilySnapshot snapshot() const override {

@@ -57,6 +57,18 @@ public:
         return failovers_->with({from, to});
     }
     Gauge& inflight_bytes_series(std::string_view rail) { return inflight_->with({rail}); }
+    // Drops every series of a rail that no longer exists (its connection
+    // is gone), so that peers coming and going do not grow the metrics.
+    void forget_rail(std::string_view rail) {
+        failovers_->forget(rail);
+        pauses_->forget(rail);
+        recoveries_->forget(rail);
+        qos_held_->forget(rail);
+        state_->forget(rail);
+        health_->forget(rail);
+        inflight_->forget(rail);
+        bandwidth_->forget(rail);
+    }
 
 private:
     TentMetrics() = default;

@@ -297,3 +297,25 @@ Test(rail_monitor, health_score_tracks_errors_state_and_degradation) {
     burst(m, r, T0 + seconds(20));
     cr_expect_eq(m.health_score(r, T0 + seconds(20)), 0);
 }
+
+// A rail whose connection is gone is forgotten: its pause does not outlive
+// it, events no longer reach it, and the next rail reuses its id with a
+// fresh state (a server whose peers come and go does not grow).
+Test(rail_monitor, removed_rails_are_forgotten_and_their_ids_reused) {
+    RailMonitor m(default_params());
+    RailId a = m.add_rail(rail_ep("mlx5_0", 1), T0);
+    RailId b = m.add_rail(rail_ep("mlx5_1", 1), T0);
+    burst(m, a, T0);
+    cr_assert(m.state(a, T0) == RailState::Paused);
+    m.remove_rail(a);
+    m.remove_rail(a);  // twice: no second free id
+    cr_expect_eq(m.rail_count(), 2u);
+    RailId c = m.add_rail(rail_ep("mlx5_0", 1, "other"), T0);
+    cr_expect_eq(c, a, "the removed rail's id is reused");
+    cr_expect(m.state(c, T0) == RailState::Healthy, "with a fresh state");
+    cr_expect_eq(m.errors_in_window(c, T0), 0u);
+    cr_expect_eq(m.rail_count(), 2u);
+    RailId d = m.add_rail(rail_ep("mlx5_2", 1), T0);
+    cr_expect_eq(d, 2u);
+    cr_expect(m.state(b, T0) == RailState::Healthy);
+}

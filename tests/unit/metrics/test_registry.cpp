@@ -120,3 +120,18 @@ Test(registry, concurrent_updates_are_not_lost) {
     cr_expect_eq((*c)->with({"r0"}).value(), std::uint64_t(kThreads) * kIncrements);
     cr_expect_eq((*g)->with({"r0"}).value(), double(kThreads) * kIncrements);
 }
+
+// The series of a rail that is gone are removed, wherever its name appears
+// among the labels; other series stay.
+Test(registry, forget_removes_the_series_of_a_label_value) {
+    Registry r;
+    auto c = r.counter<2>("tent_test_moves_total", "moves", {"from", "to"});
+    cr_assert(c.is_ok());
+    (*c)->with({"a", "b"}).inc();
+    (*c)->with({"b", "a"}).inc();
+    (*c)->with({"b", "c"}).inc(3);
+    (*c)->forget("a");
+    MetricsSnapshot snap = r.snapshot();
+    cr_assert_eq(snap.families[0].samples.size(), 1u);
+    cr_expect_eq(snap.value("tent_test_moves_total", {"b", "c"}), 3);
+}
