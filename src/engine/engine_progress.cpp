@@ -199,11 +199,15 @@ ProcessStats Engine::process_stats(TimePoint now) const {
 }
 
 void Engine::accept_connections() {
-    for (;;) {
+    const TimePoint now = clock_.now();
+    // Bounded per turn; the rest wait in the backlog for the next turn.
+    for (int budget = 0; budget < 64; ++budget) {
         int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
         if (fd < 0) break;
-        serve_handshake(UniqueFd(fd));
+        control_gate_->admit(UniqueFd(fd), now);
     }
+    // Only sockets that proved they hold the job's key reach the handshake.
+    for (UniqueFd& fd : control_gate_->poll(now)) serve_handshake(std::move(fd));
     for (auto& p : providers_) p->poll_incoming(*this);  // the providers' own rail listeners
 }
 

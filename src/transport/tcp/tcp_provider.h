@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "common/unique_fd.h"
 #include "transport/provider.h"
+#include "transport/tcp/auth_socket.h"
 #include "transport/tcp/tcp_rail_params.h"
 #include "transport/tcp/tcp_redial.h"
 #include "transport/tcp/tcp_socket.h"
@@ -40,6 +41,7 @@ public:
                           std::vector<NewRail>& rails) override;
     void poll_incoming(RailSink& sink) override;
     int incoming_fd() const override { return epoll_.get(); }
+    void use_job_key(std::shared_ptr<const JobKeyCell> keys) override { keys_ = std::move(keys); }
 
 private:
     TcpProvider(std::vector<tcp::TcpAddress> addresses, tcp::TcpRailParams params, Duration timeout)
@@ -52,7 +54,9 @@ private:
     Duration timeout_;
     const RegionLookup* regions_ = nullptr;
     std::vector<tcp::TcpListener> listeners_;
-    UniqueFd epoll_;  // readable when any listener has a connection waiting
+    UniqueFd epoll_;  // readable when any listener has a connection waiting, or gate_ has input
+    std::shared_ptr<const JobKeyCell> keys_ = JobKeyCell::off();
+    std::unique_ptr<tcp::AuthGate> gate_;  // accepted rail sockets until they authenticate
     mutable std::uint64_t engine_id_ = 0;
     // Rails this side accepted, by (connection id, rail id): a later socket
     // with the same Hello is the rail re-armed (tcp_redial.h), not a new rail.
