@@ -103,6 +103,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_engine_faults \
 	tests/unit/engine/test_engine_tcp_heal \
 	tests/unit/engine/test_engine_stranger \
+	tests/unit/engine/test_job_key \
 	tests/unit/engine/test_engine_stats \
 	tests/unit/engine/test_engine_slots \
 	tests/simverbs/lib/tests/test_rc \

@@ -2,31 +2,26 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/params.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
-#include <memory>
+#include <vector>
 
 namespace tent {
 
 Result<Mac> hmac_sha256(std::span<const std::uint8_t> key,
                         std::initializer_list<std::span<const std::uint8_t>> parts) {
-    const Status failed(Code::SystemError, "HMAC-SHA256 failed in OpenSSL");
+    // The one-shot HMAC() (not deprecated in OpenSSL 3, unlike HMAC_CTX)
+    // over the parts joined: they are a label and two nonces, under 128 bytes.
+    std::vector<std::uint8_t> data;
+    for (auto part : parts) data.insert(data.end(), part.begin(), part.end());
+    static const std::uint8_t empty = 0;  // HMAC wants valid pointers even for no bytes
     Mac out{};
-    // HMAC_CTX is deprecated in OpenSSL 3; the EVP_MAC interface is its successor.
-    std::unique_ptr<EVP_MAC, decltype(&EVP_MAC_free)> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr), &EVP_MAC_free);
-    if (!mac) return failed;
-    std::unique_ptr<EVP_MAC_CTX, decltype(&EVP_MAC_CTX_free)> ctx(EVP_MAC_CTX_new(mac.get()), &EVP_MAC_CTX_free);
-    if (!ctx) return failed;
-    char digest[] = "SHA256";
-    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0), OSSL_PARAM_construct_end()};
-    // A zero-length key is legal HMAC, but OpenSSL wants a valid pointer.
-    static const std::uint8_t empty = 0;
-    if (EVP_MAC_init(ctx.get(), key.empty() ? &empty : key.data(), key.size(), params) != 1) return failed;
-    for (auto part : parts)
-        if (!part.empty() && EVP_MAC_update(ctx.get(), part.data(), part.size()) != 1) return failed;
-    std::size_t len = 0;
-    if (EVP_MAC_final(ctx.get(), out.data(), &len, out.size()) != 1 || len != out.size()) return failed;
+    unsigned int len = 0;
+    if (HMAC(EVP_sha256(), key.empty() ? &empty : key.data(), static_cast<int>(key.size()),
+             data.empty() ? &empty : data.data(), data.size(), out.data(), &len) == nullptr ||
+        len != out.size())
+        return Status(Code::SystemError, "HMAC-SHA256 failed in OpenSSL");
     return out;
 }
 
