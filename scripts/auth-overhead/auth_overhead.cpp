@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
             auto a = make_engine(config), b = make_engine(config);
             if (!a || !b) return 1;
             double us = connect_median_us(*a, *b, o.connects);
+            if (us < 0) std::fprintf(stderr, "auth-overhead: (round %d, %s)\n", r, auth ? "with auth" : "without auth");
             auto peer = a->connect(b->address());
             if (us < 0 || !peer) return 1;
             double mps = message_rate(*a, *b, *peer, o);
