@@ -48,6 +48,16 @@ std::string receive(int fd, Clock::time_point deadline) {
     return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
 }
 
+// The rendezvous name lives in the host's (network namespace's) abstract
+// socket namespace, where file permissions do not apply: any local user can
+// call or squat it. Only a process of our own user is listened to; the
+// engine connection that follows is authenticated with the job's key anyway.
+bool same_user(int fd) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.uid == geteuid();
+}
+
 bool send_all(int fd, const std::string& m) { return send(fd, m.data(), m.size(), MSG_NOSIGNAL) == ssize_t(m.size()); }
 
 // "H" + our token + our engine's address.
@@ -82,6 +92,7 @@ void call_peer(const std::shared_ptr<ShadowQp>& q, const std::string& peer, int 
         UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
         if (fd.get() < 0) return become_plain(q, "no socket for the rendezvous");
         if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) == 0) {
+            if (!same_user(fd.get())) return become_plain(q, "the rendezvous name is held by another user");
             auto bound = Clock::now() + kExchangeBound;
             if (!send_all(fd.get(), mine)) return become_plain(q, "the peer closed the rendezvous");
             tent_peer_t* p = connect_to(receive(fd.get(), bound), &peer_token);
@@ -109,10 +120,15 @@ void await_peer(const std::shared_ptr<ShadowQp>& q, const std::string& self, int
     std::string mine = hello(q->token);
     if (mine.empty()) return become_plain(q, "tent's engine did not start");
     auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-    pollfd p{listener.get(), POLLIN, 0};
-    if (poll(&p, 1, remaining_ms(deadline)) != 1) return become_plain(q, "no tent peer called");
-    UniqueFd fd(accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (fd.get() < 0) return become_plain(q, "the rendezvous failed");
+    UniqueFd fd;
+    // Callers of another user are hung up on; bounded by the deadline.
+    while (!fd) {
+        pollfd p{listener.get(), POLLIN, 0};
+        if (poll(&p, 1, remaining_ms(deadline)) != 1) return become_plain(q, "no tent peer called");
+        fd.reset(accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        if (fd.get() < 0) return become_plain(q, "the rendezvous failed");
+        if (!same_user(fd.get())) fd.reset();
+    }
     auto bound = Clock::now() + kExchangeBound;
     std::uint32_t peer_token = 0;
     tent_peer_t* peer_handle = connect_to(receive(fd.get(), bound), &peer_token);

@@ -14,6 +14,7 @@ int mca_btl_tent_add_procs(struct mca_btl_base_module_t *btl, size_t nprocs, str
                            struct mca_btl_base_endpoint_t **peers, opal_bitmap_t *reachable) {
     (void) btl;
     opal_proc_t *self = opal_proc_local_get();
+    mca_btl_tent_proc_adopt_job_key();
     for (size_t i = 0; i < nprocs; ++i) {
         /* btl/self serves this process itself; an endpoint the PML already
          * has stays. */

@@ -77,6 +77,8 @@ int mca_btl_tent_component_progress(void);
 
 /* btl_tent_proc.c: the modex. */
 int mca_btl_tent_proc_publish(void);
+/* Every rank but 0: takes rank 0's job key from the modex (once). */
+void mca_btl_tent_proc_adopt_job_key(void);
 /* The peer's engine address; the caller frees *blob. */
 int mca_btl_tent_proc_address(opal_proc_t *proc, void **blob, size_t *length);
 

@@ -156,6 +156,11 @@ static int create_engine(void) {
         values[count] = knob_values[i];
         ++count;
     }
+    /* The job's key comes from rank 0 through the modex (btl_tent_proc.c):
+     * no key file is read or created; handshakes wait for the key. */
+    keys[count] = "job_key_file";
+    values[count] = "none";
+    ++count;
     char error[1024] = "";
     int trc = tent_engine_create_with_overrides(NULL, keys, values, count, "btl_tent_",
                                                 &mca_btl_tent_component.engine, error, sizeof error);

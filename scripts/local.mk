@@ -39,3 +39,11 @@ tentstat_SOURCES = scripts/tentstat/tentstat.cpp scripts/tentstat/collect.h scri
 tentstat_CPPFLAGS = $(TENT_CPPFLAGS) -I$(top_srcdir)/scripts $(DEP_CFLAGS)
 tentstat_LDADD = libtentcore.la $(DEP_LIBS)
 dist_man_MANS += man/tentstat.1
+
+# auth-overhead: the cost of the job-key handshake on connection set-up and
+# message rate (scripts/bench-auth); built, not installed.
+noinst_PROGRAMS += auth-overhead
+auth_overhead_SOURCES = scripts/auth-overhead/auth_overhead.cpp
+auth_overhead_CPPFLAGS = $(TENT_CPPFLAGS) $(DEP_CFLAGS)
+auth_overhead_LDADD = libtentcore.la $(DEP_LIBS)
+EXTRA_DIST += scripts/bench-auth

@@ -70,6 +70,7 @@ CRITERION_TESTS = \
 	tests/unit/wire/test_memory_handle \
 	tests/unit/wire/test_frame_fuzz \
 	tests/unit/wire/test_version_negotiation \
+	tests/unit/wire/test_auth_handshake \
 	tests/unit/engine/test_send_reassembler \
 	tests/unit/engine/test_chunk_plan \
 	tests/unit/engine/test_rearm_handshake \
@@ -106,6 +107,8 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_engine_faults \
 	tests/unit/engine/test_engine_atomics \
 	tests/unit/engine/test_engine_tcp_heal \
+	tests/unit/engine/test_engine_stranger \
+	tests/unit/engine/test_job_key \
 	tests/unit/engine/test_engine_stats \
 	tests/unit/engine/test_engine_slots \
 	tests/simverbs/lib/tests/test_rc \

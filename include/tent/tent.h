@@ -146,6 +146,13 @@ TENT_API int tent_engine_create(const char *config_path, tent_engine_t **engine)
 TENT_API int tent_engine_destroy(tent_engine_t *engine);
 /* The address blob peers pass to tent_connect(); valid until destroy. */
 TENT_API int tent_engine_address(tent_engine_t *engine, const void **blob, size_t *length);
+/* Gives the engine the job's key (at least 16 bytes; tent(7), SECURITY),
+ * replacing the one it had: for a program that learns it after creating the
+ * engine (job_key_file = none), such as the Open MPI component, which takes
+ * rank 0's key from the modex. Incoming connections that arrived before it
+ * wait for it (up to connect_timeout_ms). TENT_ERR_INVALID for a shorter
+ * key or with authentication off (auth = false). */
+TENT_API int tent_engine_set_job_key(tent_engine_t *engine, const void *key, size_t length);
 
 /* Memory ------------------------------------------------------------------ */
 

@@ -27,7 +27,11 @@ int show_config(FILE* out, FILE* err) {
 
     for (const auto& file : loaded.files_read) std::fprintf(out, "# read %s\n", file.c_str());
     for (const auto& spec : knob_table())
-        print_row(out, std::string(spec.key), loaded.config.value_text(spec.id),
+        // The job's key is a secret: whether it is set, not what it is.
+        print_row(out, std::string(spec.key),
+                  spec.id == Knob::JobKey && !loaded.config.get_string(spec.id).empty()
+                      ? std::string("(set, not shown)")
+                      : loaded.config.value_text(spec.id),
                   loaded.config.source(spec.id).to_string());
     // Rules in evaluation order, keys in a fixed order.
     for (const auto& rule : loaded.config.policies()) {

@@ -17,6 +17,7 @@
 #include "config/log_setup.h"
 #include "engine/default_providers.h"
 #include "engine/engine.h"
+#include "engine/job_key.h"
 #include "metrics/prometheus_text.h"
 #include "wire/memory_handle.h"
 #include "capi/create_engine.h"
@@ -168,6 +169,16 @@ int tent_engine_address(tent_engine_t* engine, const void** blob, size_t* length
         if (!engine || !blob || !length) return TENT_ERR_INVALID;
         *blob = engine->engine->address().data();
         *length = engine->engine->address().size();
+        return TENT_OK;
+    });
+}
+
+int tent_engine_set_job_key(tent_engine_t* engine, const void* key, size_t length) {
+    return guarded([&]() -> int {
+        if (!engine || !key || length < tent::kMinJobKeyLength || !engine->engine->job_key_required())
+            return TENT_ERR_INVALID;
+        const auto* bytes = static_cast<const std::uint8_t*>(key);
+        engine->engine->set_job_key(tent::JobKey(bytes, bytes + length));
         return TENT_OK;
     });
 }

@@ -8,3 +8,4 @@ libtentcore_la_SOURCES += \
 	src/common/unique_fd.h \
 	src/common/log.h src/common/log.cpp
 libtentcore_la_SOURCES += src/common/crash_reporter.h src/common/crash_reporter.cpp
+libtentcore_la_SOURCES += src/common/crypto.h src/common/crypto.cpp src/common/job_key_cell.h

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "config/log_setup.h"
 #include "engine/connection.h"
+#include "engine/job_key.h"
 #include "transport/tcp/control_socket.h"
 #include "engine/op.h"
 #include "health/rail_monitor.h"
@@ -62,7 +63,10 @@ Result<std::unique_ptr<Engine>> Engine::create(const Config& config,
     if (!rules) return rules.status();
     auto monitor_params = RailMonitorParams::from_config(config);
     if (!monitor_params) return monitor_params.status();
+    auto job_key = load_job_key(config);
+    if (!job_key) return job_key.status();
     std::unique_ptr<Engine> engine(new Engine(config, EngineParams::from_config(config), std::move(providers)));
+    engine->job_key_ = std::move(*job_key);
     engine->monitor_ = std::make_unique<RailMonitor>(*monitor_params);
     engine->monitor_->set_observer(engine.get());
     // Which rails a rule allows is decided per rail
@@ -121,6 +125,9 @@ Status Engine::start() {
     auto listener = listen_control(addr);
     if (!listener) return listener.status();
     listen_fd_ = std::move(*listener);
+    auto gate = tcp::AuthGate::create(job_key_, params_.connect_timeout, "control");
+    if (!gate) return gate.status();
+    control_gate_ = std::move(*gate);
     wake_fd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (!wake_fd_) return Status::from_errno(errno, "eventfd");
     stop_fd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
@@ -130,6 +137,7 @@ Status Engine::start() {
     blob_.hostname = local_hostname();
     blob_.tcp.push_back(addr);  // entry 0: the control listener
     for (auto& p : providers_) {
+        p->use_job_key(job_key_);
         if (Status s = p->install(registry_); !s) return s;
         hca_offset_.push_back(blob_.hcas.size());
         tcp_offset_.push_back(blob_.tcp.size());
@@ -154,6 +162,14 @@ Engine::~Engine() {
     // Rails go before the providers that made them.
     connections_.clear();
     connecting_.clear();
+}
+
+void Engine::set_job_key(JobKey key) {
+    job_key_->set(std::move(key));
+    // Handshakes that waited for the key go on at the next service.
+    service_due_ = true;
+    std::lock_guard lock(mutex_);
+    wake_progress_locked();
 }
 
 std::vector<TransportProvider*> Engine::provider_list() const {

@@ -76,6 +76,7 @@
 #include "topology/topology.h"
 #include "transport/fault/fault_params.h"
 #include "transport/provider.h"
+#include "transport/tcp/auth_socket.h"
 #include "wire/address_blob.h"
 #include "wire/frame.h"
 
@@ -114,6 +115,10 @@ public:
     Status deregister_memory(std::uint64_t registration_id);
 
     Result<PeerId> connect(std::span<const std::uint8_t> peer_address);
+    // Replaces the job's key (tent_engine_set_job_key): used by every
+    // handshake from now on, including those waiting for it.
+    void set_job_key(JobKey key);
+    bool job_key_required() const { return job_key_->required(); }
 
     // remote_handle: the peer's encoded wire::MemoryHandle. local must lie in
     // a registration of this engine.
@@ -295,6 +300,8 @@ private:
     wire::AddressBlob blob_;
     std::vector<std::uint8_t> blob_bytes_;
     UniqueFd listen_fd_;
+    std::shared_ptr<JobKeyCell> job_key_;
+    std::unique_ptr<tcp::AuthGate> control_gate_;  // accepted control sockets until they authenticate
     UniqueFd wake_fd_;  // eventfd: a submission or a new connection is waiting
     UniqueFd stop_fd_;  // eventfd, written once by the destructor: ends the progress thread's nap
 

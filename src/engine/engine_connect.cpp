@@ -60,6 +60,10 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
     auto fd = connect_control(blob->tcp[0], params_.connect_timeout);
     if (!fd) return fd.status();
     if (Status s = set_blocking_with_timeout(fd->get(), params_.connect_timeout); !s) return s;
+    const TimePoint deadline = SteadyClock::instance().now() + params_.connect_timeout;
+    // The job's key first: the peer reads no frame before the Proof.
+    auto auth = tcp::AuthProver::prove(fd->get(), *job_key_, deadline);
+    if (!auth) return Status(auth.status().code(), "connecting to " + blob->hostname + ": " + auth.status().message());
 
     const std::uint64_t conn_id = new_connection_id();
     wire::Hello hello;
@@ -73,6 +77,8 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
     }
     if (Status s = send_frame(fd->get(), wire::Frame{0, 0, 0, 0, blob_}); !s) return s;
     if (Status s = send_frame(fd->get(), wire::Frame{0, 0, conn_id, 0, hello}); !s) return s;
+    if (Status s = auth->confirm(fd->get(), deadline); !s)
+        return Status(s.code(), "connecting to " + blob->hostname + ": " + s.message());
     auto ack = expect_body<wire::HelloAck>(recv_frame(fd->get()), "HelloAck");
     if (!ack) return ack.status();
     if (ack->result != wire::HelloResult::Accepted)

@@ -92,7 +92,7 @@ void Engine::run() {
 }
 
 void Engine::accept_while_application_drives(std::chrono::nanoseconds lease) {
-    std::vector<pollfd> fds{{stop_fd_.get(), POLLIN, 0}, {listen_fd_.get(), POLLIN, 0}};
+    std::vector<pollfd> fds{{stop_fd_.get(), POLLIN, 0}, {listen_fd_.get(), POLLIN, 0}, {control_gate_->fd(), POLLIN, 0}};
     for (auto& p : providers_)
         if (p->incoming_fd() >= 0) fds.push_back({p->incoming_fd(), POLLIN, 0});
     // Until the application's lease runs out (1 ms to kApplicationGrace).
@@ -210,7 +210,10 @@ bool Engine::prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms) {
     auto& fds = sleep.fds;
     fds.push_back({wake_fd_.get(), POLLIN, 0});
     const bool listeners = on_progress_thread();  // only it accepts
-    if (listeners) fds.push_back({listen_fd_.get(), POLLIN, 0});
+    if (listeners) {
+        fds.push_back({listen_fd_.get(), POLLIN, 0});
+        fds.push_back({control_gate_->fd(), POLLIN, 0});
+    }
     for (auto& p : providers_) {
         if (listeners && p->incoming_fd() >= 0) fds.push_back({p->incoming_fd(), POLLIN, 0});
         for (int fd : p->event_fds()) fds.push_back({fd, POLLIN, 0});

@@ -2,6 +2,8 @@
 // priority order, drives every rail, serves the passive side of the control
 // channel and watches each peer's control connection for its going away.
 // Who runs it, and how a driver sleeps: engine_drive.cpp.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -200,11 +202,19 @@ ProcessStats Engine::process_stats(TimePoint now) const {
 }
 
 void Engine::accept_connections() {
-    for (;;) {
+    const TimePoint now = clock_.now();
+    // Bounded per turn; the rest wait in the backlog for the next turn.
+    for (int budget = 0; budget < 64; ++budget) {
         int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
         if (fd < 0) break;
-        serve_handshake(UniqueFd(fd));
+        // The Confirm and the HelloAck are two small writes: without this,
+        // Nagle holds the second for the peer's delayed ACK (40 ms).
+        int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        control_gate_->admit(UniqueFd(fd), now);
     }
+    // Only sockets that proved they hold the job's key reach the handshake.
+    for (UniqueFd& fd : control_gate_->poll(now)) serve_handshake(std::move(fd));
     for (auto& p : providers_) p->poll_incoming(*this);  // the providers' own rail listeners
 }
 

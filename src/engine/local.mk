@@ -13,3 +13,4 @@ libtentcore_la_SOURCES += \
 	src/engine/engine_failover.cpp src/engine/engine_rail_care.cpp src/engine/engine_control.cpp \
 	src/engine/engine_release.cpp \
 	src/engine/default_providers.h src/engine/default_providers.cpp
+libtentcore_la_SOURCES += src/engine/job_key.h src/engine/job_key.cpp

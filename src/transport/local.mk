@@ -42,3 +42,4 @@ libtentcore_la_SOURCES += \
 	src/transport/verbs/async_event.h src/transport/verbs/async_event.cpp \
 	src/transport/verbs/verbs_address.h src/transport/verbs/verbs_address.cpp \
 	src/transport/verbs/verbs_provider.h src/transport/verbs/verbs_provider.cpp
+libtentcore_la_SOURCES += src/transport/tcp/auth_socket.h src/transport/tcp/auth_socket.cpp

@@ -26,6 +26,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/job_key_cell.h"
 #include "common/status.h"
 #include "health/rail_monitor.h"
 #include "transport/rail.h"
@@ -136,6 +137,10 @@ public:
     // Responder: accept pending rail sockets and hand finished rails over.
     // Non-blocking. Default: nothing arrives asynchronously.
     virtual void poll_incoming(RailSink& sink) { (void)sink; }
+    // The job's key, for a provider whose rails open their own sockets
+    // (tcp): given before install(). Default: rails ride on authenticated
+    // channels only.
+    virtual void use_job_key(std::shared_ptr<const JobKeyCell> keys) { (void)keys; }
     // Readable when poll_incoming() has work; -1 when it must be polled.
     virtual int incoming_fd() const { return -1; }
 

@@ -13,3 +13,4 @@ libtentcore_la_SOURCES += \
 	src/wire/frame_scanner.h src/wire/frame_scanner.cpp \
 	src/wire/memory_handle.h src/wire/memory_handle.cpp \
 	src/wire/version_negotiation.h src/wire/version_negotiation.cpp
+libtentcore_la_SOURCES += src/wire/auth_handshake.h src/wire/auth_handshake.cpp

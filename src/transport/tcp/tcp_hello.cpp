@@ -79,12 +79,6 @@ Result<wire::Frame> read_frame_blocking(int fd, TimePoint deadline) {
     }
 }
 
-Result<TcpHelloAnswer> tcp_hello_initiate(int fd, const TcpRailHello& hello, Duration timeout) {
-    const TimePoint deadline = SteadyClock::instance().now() + timeout;
-    if (Status s = tcp_hello_send(fd, hello, deadline); !s) return s;
-    return tcp_hello_read_answer(fd, hello, deadline);
-}
-
 Status tcp_hello_send(int fd, const TcpRailHello& hello, TimePoint deadline) {
     wire::Frame out{.rail_id = hello.rail.rail_id,
                     .connection_id = hello.connection_id,

@@ -2,13 +2,16 @@
 // is handed to a TcpRail: the initiator names the connection (its id) and
 // the one rail the socket carries; the responder answers with HelloAck.
 // Blocking with a deadline (poll on the non-blocking socket): the engine
-// runs these on its connection-setup path, not in its progress loop.
+// runs these on its connection-setup path, not in its progress loop. The
+// job-key handshake (auth_socket.h) comes first: the responder reads a
+// Hello only from a socket that proved itself.
 //
 //   initiator                               responder
 //   fd = tcp_connect(...)                   fd = listener.accept()
-//   tcp_hello_initiate(fd, hello, t) ---->  got = tcp_hello_receive(fd, t)
+//   tcp_hello_send(fd, hello, d)     ---->  got = tcp_hello_receive(fd, t)
 //                                           (engine finds connection got.connection_id)
 //                                    <----  tcp_hello_reply(fd, got, my_engine_id, Accepted, t)
+//   tcp_hello_read_answer(fd, hello, d)
 //
 // Exactly one frame is read each way (never a byte beyond it), so data
 // frames that follow the HelloAck stay in the socket for the rail.
@@ -37,14 +40,10 @@ struct TcpHelloAnswer {
     std::uint8_t version = 0;
 };
 
-// Sends Hello and waits for HelloAck. Code::Unsupported on a version
-// mismatch, Code::RailDown when refused, Code::Timeout, Code::InvalidArgument
-// on a malformed or unexpected answer.
-Result<TcpHelloAnswer> tcp_hello_initiate(int fd, const TcpRailHello& hello, Duration timeout);
-
-// tcp_hello_initiate in two steps, for a caller that must not block while
-// the answer travels: send the Hello, then (once the socket is readable)
-// read and check the HelloAck.
+// The initiator's half in two steps (the job key's Confirm is read between
+// them, auth_socket.h): send the Hello, then read and check the HelloAck.
+// Code::Unsupported on a version mismatch, Code::RailDown when refused,
+// Code::Timeout, Code::InvalidArgument on a malformed or unexpected answer.
 Status tcp_hello_send(int fd, const TcpRailHello& hello, TimePoint deadline);
 Result<TcpHelloAnswer> tcp_hello_read_answer(int fd, const TcpRailHello& hello, TimePoint deadline);
 

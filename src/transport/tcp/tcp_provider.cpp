@@ -60,6 +60,14 @@ Status TcpProvider::install(const RegionLookup& regions) {
                    links.status().to_string().c_str());
     epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_) return Status::from_errno(errno, "tcp provider: epoll_create1");
+    auto gate = tcp::AuthGate::create(keys_, timeout_, "tcp rail");
+    if (!gate) return gate.status();
+    gate_ = std::move(*gate);
+    epoll_event gate_ev{};
+    gate_ev.events = EPOLLIN;
+    gate_ev.data.fd = gate_->fd();
+    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, gate_->fd(), &gate_ev) != 0)
+        return Status::from_errno(errno, "tcp provider: epoll_ctl");
     for (const auto& a : addresses_) {
         auto l = tcp::TcpListener::listen(a);
         if (!l) return l.status();
@@ -189,10 +197,16 @@ Status TcpProvider::complete_rails(const RailContext& ctx, const std::vector<wir
         hello.engine_id = ctx.local->engine_id;
         hello.rail = wire::RailInfo{info.rail_id, wire::RailKind::Tcp, static_cast<std::uint8_t>(info.remote_index),
                                     info.local_index, 0};
-        auto answered = tcp::tcp_hello_initiate(fd->get(), hello, timeout_);
+        // The job's key, then the Hello right behind the Proof.
+        const TimePoint deadline = SteadyClock::instance().now() + timeout_;
+        auto auth = tcp::AuthProver::prove(fd->get(), *keys_, deadline);
+        if (!auth) return auth.status();
+        if (Status s = tcp::tcp_hello_send(fd->get(), hello, deadline); !s) return s;
+        if (Status s = auth->confirm(fd->get(), deadline); !s) return s;
+        auto answered = tcp::tcp_hello_read_answer(fd->get(), hello, deadline);
         if (!answered) return answered.status();
         tcp::TcpRedial redial;
-        redial.dial = tcp::TcpDialPlan{local, remote, hello, timeout_, params_.buffers};
+        redial.dial = tcp::TcpDialPlan{local, remote, hello, timeout_, params_.buffers, keys_};
         auto rail = make_rail(std::move(*fd), ctx.connection_id, info,
                               "tcp " + local.host + " -> " + remote.to_string(), std::move(redial));
         if (!rail) return rail.status();
@@ -202,39 +216,45 @@ Status TcpProvider::complete_rails(const RailContext& ctx, const std::vector<wir
 }
 
 void TcpProvider::poll_incoming(RailSink& sink) {
-    for (auto& l : listeners_) {
+    const TimePoint now = SteadyClock::instance().now();
+    for (auto& l : listeners_)
         for (int budget = 0; budget < 64; ++budget) {
             auto accepted = l.accept(params_.buffers);
             if (!accepted || !*accepted) break;
-            UniqueFd fd = std::move(**accepted);
-            auto hello = tcp::tcp_hello_receive(fd.get(), timeout_);
-            if (!hello) {
-                TENT_WARN("tcp-rail-refused", "rail socket without a valid Hello: %s",
-                          hello.status().to_string().c_str());
-                continue;
-            }
-            if (!tcp::tcp_hello_reply(fd.get(), *hello, engine_id_, wire::HelloResult::Accepted, timeout_)) continue;
-            const auto key = std::make_pair(hello->connection_id, hello->rail.rail_id);
-            if (auto it = mailboxes_.find(key); it != mailboxes_.end()) {
-                if (auto mailbox = it->second.lock()) {
-                    mailbox->sockets.push_back(std::move(fd));  // the rail re-armed: its new socket
-                    continue;
-                }
-                mailboxes_.erase(it);
-            }
-            auto peer = tcp::peer_address_of(fd.get());
-            std::string name = "tcp " + l.address().host + " <- " + (peer ? peer->to_string() : std::string("?"));
-            tcp::TcpRedial redial;
-            redial.mailbox = std::make_shared<tcp::TcpSocketMailbox>();
-            auto rail = make_rail(std::move(fd), hello->connection_id, hello->rail, name, redial);
-            if (!rail) {
-                TENT_WARN("tcp-rail-refused", "%s", rail.status().to_string().c_str());
-                continue;
-            }
-            std::erase_if(mailboxes_, [](const auto& entry) { return entry.second.expired(); });
-            mailboxes_[key] = redial.mailbox;
-            sink.adopt_rail(hello->connection_id, std::move(*rail));
+            gate_->admit(std::move(**accepted), now);
         }
+    // Only sockets that proved they hold the job's key get to say Hello.
+    for (UniqueFd& proven : gate_->poll(now)) {
+        UniqueFd fd = std::move(proven);
+        auto hello = tcp::tcp_hello_receive(fd.get(), timeout_);
+        if (!hello) {
+            TENT_WARN("tcp-rail-refused", "rail socket without a valid Hello: %s",
+                      hello.status().to_string().c_str());
+            continue;
+        }
+        if (!tcp::tcp_hello_reply(fd.get(), *hello, engine_id_, wire::HelloResult::Accepted, timeout_)) continue;
+        const auto key = std::make_pair(hello->connection_id, hello->rail.rail_id);
+        if (auto it = mailboxes_.find(key); it != mailboxes_.end()) {
+            if (auto mailbox = it->second.lock()) {
+                mailbox->sockets.push_back(std::move(fd));  // the rail re-armed: its new socket
+                continue;
+            }
+            mailboxes_.erase(it);
+        }
+        auto here = tcp::local_address_of(fd.get());
+        auto peer = tcp::peer_address_of(fd.get());
+        std::string name = "tcp " + (here ? here->host : std::string("?")) + " <- " +
+                           (peer ? peer->to_string() : std::string("?"));
+        tcp::TcpRedial redial;
+        redial.mailbox = std::make_shared<tcp::TcpSocketMailbox>();
+        auto rail = make_rail(std::move(fd), hello->connection_id, hello->rail, name, redial);
+        if (!rail) {
+            TENT_WARN("tcp-rail-refused", "%s", rail.status().to_string().c_str());
+            continue;
+        }
+        std::erase_if(mailboxes_, [](const auto& entry) { return entry.second.expired(); });
+        mailboxes_[key] = redial.mailbox;
+        sink.adopt_rail(hello->connection_id, std::move(*rail));
     }
 }
 

@@ -33,6 +33,7 @@
 #include "transport/tcp/atomic_ledger.h"
 #include "transport/tcp/link_table.h"
 #include "transport/tcp/link_watch.h"
+#include "transport/tcp/auth_socket.h"
 #include "transport/tcp/tcp_rail_params.h"
 #include "transport/tcp/tcp_redial.h"
 #include "transport/tcp/tcp_socket.h"
@@ -57,6 +58,7 @@ public:
     int incoming_fd() const override { return epoll_.get(); }
     std::vector<int> event_fds() const override;
     void poll_events(std::vector<DeviceEvent>& out) override;
+    void use_job_key(std::shared_ptr<const JobKeyCell> keys) override { keys_ = std::move(keys); }
 
 private:
     TcpProvider(std::vector<tcp::TcpAddress> addresses, tcp::TcpRailParams params, Duration timeout)
@@ -74,7 +76,9 @@ private:
     // connection and operation id, whichever rail carries a repeat.
     std::shared_ptr<tcp::AtomicLedger> ledger_ = std::make_shared<tcp::AtomicLedger>();
     std::vector<tcp::TcpListener> listeners_;
-    UniqueFd epoll_;  // readable when any listener has a connection waiting
+    UniqueFd epoll_;  // readable when any listener has a connection waiting, or gate_ has input
+    std::shared_ptr<const JobKeyCell> keys_ = JobKeyCell::off();
+    std::unique_ptr<tcp::AuthGate> gate_;  // accepted rail sockets until they authenticate
     mutable std::uint64_t engine_id_ = 0;
     // Rails this side accepted, by (connection id, rail id): a later socket
     // with the same Hello is the rail re-armed (tcp_redial.h), not a new rail.

@@ -6,26 +6,44 @@
 
 namespace tent::tcp {
 
+namespace {
+
+bool readable(int fd) {
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+}
+
+} // namespace
+
 Result<TcpDial> TcpDial::start(const TcpDialPlan& plan) {
+    auto auth = AuthProver::start(*plan.keys);
+    if (!auth) return auth.status();
     auto fd = tcp_connect_start(plan.local, plan.remote, plan.buffers);
     if (!fd) return fd.status();
-    return TcpDial(std::move(*fd), plan);
+    return TcpDial(std::move(*fd), plan, std::move(*auth));
 }
 
 Status TcpDial::advance() {
     const TimePoint now = SteadyClock::instance().now();
     if (step_ == Step::Connecting) {
         if (Status s = tcp_connect_check(fd_.get(), plan_.remote); !s) return s;
-        // The Hello is one small frame into an empty socket buffer.
+        step_ = auth_.required() ? Step::AwaitingChallenge : Step::AwaitingAnswer;
+        if (!auth_.required())
+            // The Hello is one small frame into an empty socket buffer.
+            if (Status s = tcp_hello_send(fd_.get(), plan_.hello, now + plan_.timeout); !s) return s;
+    }
+    if (step_ == Step::AwaitingChallenge) {
+        if (!readable(fd_.get())) return Status(Code::Busy, "waiting for the challenge of " + plan_.remote.to_string());
+        // The challenge is one small message that has begun to arrive; the
+        // Proof and the Hello go out behind it.
+        if (Status s = auth_.answer_challenge(fd_.get(), now + plan_.timeout); !s) return s;
         if (Status s = tcp_hello_send(fd_.get(), plan_.hello, now + plan_.timeout); !s) return s;
         step_ = Step::AwaitingAnswer;
     }
     if (step_ == Step::AwaitingAnswer) {
-        pollfd p{fd_.get(), POLLIN, 0};
-        const int n = ::poll(&p, 1, 0);
-        if (n < 0 && errno != EINTR) return Status::from_errno(errno, "poll");
-        if (n <= 0) return Status(Code::Busy, "waiting for the hello ack of " + plan_.remote.to_string());
-        // The answer is one small frame that has begun to arrive.
+        if (!readable(fd_.get())) return Status(Code::Busy, "waiting for the hello ack of " + plan_.remote.to_string());
+        // The confirmation and the answer are small and have begun to arrive.
+        if (Status s = auth_.confirm(fd_.get(), now + plan_.timeout); !s) return s;
         auto answer = tcp_hello_read_answer(fd_.get(), plan_.hello, now + plan_.timeout);
         if (!answer) return answer.status();
         step_ = Step::Done;

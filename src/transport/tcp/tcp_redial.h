@@ -10,7 +10,8 @@
 //
 // TcpDial is one dial without blocking: advance() is called until it
 // returns ok (the Hello was answered) or an error; Code::Busy while the
-// connect or the answer is on its way.
+// connect, the peer's challenge or the answer is on its way. Like every
+// rail socket, the new one proves the job's key before its Hello.
 #pragma once
 
 #include <memory>
@@ -20,6 +21,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
+#include "transport/tcp/auth_socket.h"
 #include "transport/tcp/tcp_address.h"
 #include "transport/tcp/tcp_hello.h"
 #include "transport/tcp/tcp_socket.h"
@@ -37,6 +39,7 @@ struct TcpDialPlan {
     TcpRailHello hello;
     Duration timeout{};  // for the Hello's own send and read, once the socket is ready
     SocketBuffers buffers;
+    std::shared_ptr<const JobKeyCell> keys = JobKeyCell::off();  // the job's key (auth_socket.h)
 };
 
 struct TcpRedial {
@@ -55,10 +58,12 @@ public:
     UniqueFd take() { return std::move(fd_); }
 
 private:
-    enum class Step { Connecting, AwaitingAnswer, Done };
-    TcpDial(UniqueFd fd, const TcpDialPlan& plan) : fd_(std::move(fd)), plan_(plan) {}
+    enum class Step { Connecting, AwaitingChallenge, AwaitingAnswer, Done };
+    TcpDial(UniqueFd fd, const TcpDialPlan& plan, AuthProver auth)
+        : fd_(std::move(fd)), plan_(plan), auth_(std::move(auth)) {}
     UniqueFd fd_;
     TcpDialPlan plan_;
+    AuthProver auth_;
     Step step_ = Step::Connecting;
 };
 

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "engine/control_outbox.h"
+#include "engine/job_key.h"
+#include "transport/tcp/auth_socket.h"
 #include "transport/tcp/control_socket.h"
 #include "engine_pair.h"
 #include "wire/frame_codec.h"
@@ -138,7 +140,7 @@ class DeafPeer {
 public:
     static constexpr std::uint64_t kConnectionId = 0x5eed5eed5eedull;
 
-    DeafPeer(Engine& b, std::span<const std::uint8_t> some_blob) {
+    DeafPeer(Engine& b, std::span<const std::uint8_t> some_blob, const Config& config) {
         auto frame = wire::decode_frame(b.address());
         cr_assert(frame.is_ok());
         const auto* addr = std::get_if<wire::AddressBlob>(&frame->body);
@@ -153,10 +155,16 @@ public:
         std::memcpy(&sa.sin_addr, addr->tcp[0].addr.data(), 4);
         cr_assert_eq(::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
         cr_assert(set_blocking_with_timeout(fd_, std::chrono::seconds(10)).is_ok());
+        // It holds the job's key (the same configuration as b's): it gets in.
+        auto keys = load_job_key(config);
+        cr_assert(keys.is_ok(), "%s", keys.status().to_string().c_str());
+        auto auth = tcp::AuthProver::prove(fd_, **keys, SteadyClock::instance().now() + std::chrono::seconds(10));
+        cr_assert(auth.is_ok(), "%s", auth.status().to_string().c_str());
         cr_assert_eq(::send(fd_, some_blob.data(), some_blob.size(), MSG_NOSIGNAL), static_cast<ssize_t>(some_blob.size()));
         wire::Hello hello;
         hello.engine_id = 0x5eed;
         cr_assert(send_frame(fd_, wire::Frame{0, 0, kConnectionId, 0, hello}).is_ok());
+        cr_assert(auth->confirm(fd_, SteadyClock::instance().now() + std::chrono::seconds(10)).is_ok());
         auto ack = recv_frame(fd_);
         cr_assert(ack.is_ok() && std::holds_alternative<wire::HelloAck>(ack->body), "b did not accept the deaf peer");
         flooder_ = std::thread([this] { flood(); });
@@ -221,7 +229,7 @@ Test(control_outbox, a_peer_that_stops_reading_never_blocks_the_application_and_
     std::vector<std::uint8_t> a_blob(p.a->address().begin(), p.a->address().end());
     auto longest = std::chrono::nanoseconds::zero();
     {
-        DeafPeer deaf(*p.b, a_blob);
+        DeafPeer deaf(*p.b, a_blob, c);
         const auto end = Steady::now() + std::chrono::seconds(60);
         while (!deaf_given_up() && Steady::now() < end) {
             const auto t0 = Steady::now();

@@ -1,0 +1,166 @@
+// The cost of authenticating connections (tent(7), SECURITY), in one run:
+// engines with the job-key handshake and engines without it (auth = false),
+// over real TCP rails on 127.0.0.1, alternated round by round so that both
+// see the same machine load.
+//   set-up   median time of Engine::connect() (control connection and every
+//            TCP rail socket, each with its handshake) over --connects;
+//   rate     small messages per second, --depth in flight, for --seconds.
+// Prints one line per figure with both values and the ratio; exits 1 only
+// when a run failed. Usage: auth-overhead [--rounds N] [--connects N]
+// [--seconds S] [--size BYTES] [--depth N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/default_providers.h"
+#include "engine/engine.h"
+
+using namespace tent;
+using Wall = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+    int rounds = 5;
+    int connects = 40;
+    double seconds = 1.0;
+    std::size_t size = 64;
+    int depth = 32;
+};
+
+Config config_for(bool auth) {
+    Config c;
+    Source api{Source::Kind::Api, "", 0, "auth-overhead"};
+    (void)c.set(Knob::ControlAddress, "127.0.0.1", api);
+    (void)c.set(Knob::TcpRailAddresses, "127.0.0.1,127.0.0.2", api);  // two rails: two rail handshakes
+    (void)c.set(Knob::Auth, auth ? "true" : "false", api);
+    (void)c.set(Knob::JobKey, "auth-overhead: a job key of some length", api);
+    (void)c.set(Knob::LogLevel, "error", api);
+    (void)c.set(Knob::StatsEnable, "false", api);
+    return c;
+}
+
+std::unique_ptr<Engine> make_engine(const Config& config) {
+    auto providers = make_default_providers(config);
+    if (!providers) return nullptr;
+    auto e = Engine::create(config, std::move(*providers));
+    if (!e) {
+        std::fprintf(stderr, "auth-overhead: %s\n", e.status().to_string().c_str());
+        return nullptr;
+    }
+    return std::move(*e);
+}
+
+// Median microseconds of one connect, or a negative value on failure.
+double connect_median_us(Engine& a, Engine& b, int n) {
+    std::vector<double> us;
+    for (int i = 0; i < n; ++i) {
+        auto t0 = Wall::now();
+        auto peer = a.connect(b.address());
+        auto t1 = Wall::now();
+        if (!peer) {
+            std::fprintf(stderr, "auth-overhead: connect: %s\n", peer.status().to_string().c_str());
+            return -1;
+        }
+        us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+    std::sort(us.begin(), us.end());
+    return us[us.size() / 2];
+}
+
+// Messages per second from a to b, or negative on failure.
+double message_rate(Engine& a, Engine& b, PeerId peer, const Options& o) {
+    std::vector<std::uint8_t> msg(o.size, 0x5a);
+    std::vector<std::vector<std::uint8_t>> bufs(static_cast<std::size_t>(o.depth), std::vector<std::uint8_t>(o.size));
+    for (auto& buf : bufs)
+        if (!b.post_recv(buf.data(), buf.size(), 0)) return -1;
+    std::vector<EngineCompletion> done;
+    std::uint64_t completed = 0;
+    int inflight = 0;
+    const auto end = Wall::now() + std::chrono::duration<double>(o.seconds);
+    auto t0 = Wall::now();
+    // Bounded by the deadline; each round posts or polls.
+    while (Wall::now() < end || inflight > 0) {
+        while (inflight < o.depth && Wall::now() < end) {
+            PostOptions opt;
+            if (!a.post_send(peer, msg.data(), msg.size(), opt)) return -1;
+            ++inflight;
+        }
+        done.clear();
+        a.wait(std::chrono::milliseconds(100));
+        a.poll(done, 64);
+        for (const auto& c : done) {
+            if (!c.status) return -1;
+            --inflight;
+            ++completed;
+        }
+        // Receives: repost what arrived so the peer never runs dry.
+        done.clear();
+        b.poll(done, 64);
+        for (const auto& c : done) {
+            (void)c;
+            if (!b.post_recv(bufs[0].data(), bufs[0].size(), 0)) return -1;
+        }
+        if (Wall::now() > end + std::chrono::seconds(10)) return -1;  // stuck
+    }
+    return static_cast<double>(completed) / std::chrono::duration<double>(Wall::now() - t0).count();
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        std::string a = argv[i];
+        if (a == "--rounds") o.rounds = std::atoi(argv[i + 1]);
+        else if (a == "--connects") o.connects = std::atoi(argv[i + 1]);
+        else if (a == "--seconds") o.seconds = std::atof(argv[i + 1]);
+        else if (a == "--size") o.size = static_cast<std::size_t>(std::atol(argv[i + 1]));
+        else if (a == "--depth") o.depth = std::atoi(argv[i + 1]);
+        else {
+            std::fprintf(stderr, "auth-overhead: unknown option %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (o.rounds < 1 || o.connects < 1 || o.seconds <= 0 || o.size < 1 || o.depth < 1) {
+        std::fprintf(stderr, "auth-overhead: every option must be positive\n");
+        return 2;
+    }
+    std::vector<double> setup[2], rate[2];  // [0] without, [1] with authentication
+    for (int r = 0; r < o.rounds; ++r)
+        for (int pass = 0; pass < 2; ++pass) {
+            // Alternate which goes first, so neither always runs on a warmer machine.
+            const bool auth = (pass == 0) == (r % 2 == 0);
+            const Config config = config_for(auth);
+            auto a = make_engine(config), b = make_engine(config);
+            if (!a || !b) return 1;
+            double us = connect_median_us(*a, *b, o.connects);
+            if (us < 0) std::fprintf(stderr, "auth-overhead: (round %d, %s)\n", r, auth ? "with auth" : "without auth");
+            auto peer = a->connect(b->address());
+            if (us < 0 || !peer) return 1;
+            double mps = message_rate(*a, *b, *peer, o);
+            if (mps < 0) {
+                std::fprintf(stderr, "auth-overhead: a message failed\n");
+                return 1;
+            }
+            setup[auth].push_back(us);
+            rate[auth].push_back(mps);
+        }
+    auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    const double s0 = median(setup[0]), s1 = median(setup[1]);
+    const double r0 = median(rate[0]), r1 = median(rate[1]);
+    std::printf("connection set-up (control + 2 tcp rails), median of %d rounds x %d connects: "
+                "without auth %.1f us, with auth %.1f us: %+.2f%%\n",
+                o.rounds, o.connects, s0, s1, 100.0 * (s1 - s0) / s0);
+    std::printf("message rate (%zu B, depth %d, %.1f s), median of %d rounds: without auth %.0f/s, with auth %.0f/s: "
+                "%+.2f%%\n",
+                o.size, o.depth, o.seconds, o.rounds, r0, r1, 100.0 * (r1 - r0) / r0);
+    return 0;
+}
