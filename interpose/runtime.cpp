@@ -346,8 +346,17 @@ void settle_completions(const tent_completion_t* c, int n) {
 // When the program last looked for completions of a carried QP (steady
 // clock, ns; 0: it may sleep on a channel), and the harvester's nap.
 std::atomic<std::int64_t> g_program_poll_ns{0};
-std::mutex g_nap_mutex;
-std::condition_variable g_nap;
+// The nap is never destroyed (as state()): a child of fork() inherits the
+// harvester's wait on it but not the harvester, and destroying a condition
+// variable with a waiter at the child's exit waits forever.
+struct Nap {
+    std::mutex mutex;
+    std::condition_variable cv;
+};
+Nap& nap() {
+    static Nap* n = new Nap;  // deliberately never freed
+    return *n;
+}
 
 // While the program polls, it drives tent and takes tent's completions on
 // its own thread (take_completions): a second thread doing the same would
@@ -371,8 +380,8 @@ void harvest() {
     while (!g_stop.load(std::memory_order_relaxed)) {
         const std::int64_t since = steady_ns() - g_program_poll_ns.load(std::memory_order_relaxed);
         if (since < grace && !any_cq_armed()) {
-            std::unique_lock lock(g_nap_mutex);
-            g_nap.wait_for(lock, std::chrono::nanoseconds(grace - since));
+            std::unique_lock lock(nap().mutex);
+            nap().cv.wait_for(lock, std::chrono::nanoseconds(grace - since));
             continue;
         }
         // While waiting in tent, this thread is woken by every completion:
@@ -867,8 +876,8 @@ int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
 
 void program_blocks() {
     g_program_poll_ns.store(0, std::memory_order_relaxed);
-    std::lock_guard lock(g_nap_mutex);
-    g_nap.notify_all();
+    std::lock_guard lock(nap().mutex);
+    nap().cv.notify_all();
 }
 
 int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {

@@ -46,10 +46,10 @@ fault() {
     echo "$name: pulled $devs at $pkts packets; both exited 0"
 }
 
-fault pp_one mlx5_0 ibv_rc_pingpong -g 0 -c -s 4096 -n 20000
-check_pingpong_report pp_one 4096 20000
-fault pp_both "mlx5_0 mlx5_1" ibv_rc_pingpong -g 0 -c -s 4096 -n 20000
-check_pingpong_report pp_both 4096 20000
+fault pp_one mlx5_0 ibv_rc_pingpong -g 0 -c -s 4096 -n 100000
+check_pingpong_report pp_one 4096 100000
+fault pp_both "mlx5_0 mlx5_1" ibv_rc_pingpong -g 0 -c -s 4096 -n 100000
+check_pingpong_report pp_both 4096 100000
 fault bw_one mlx5_0 ib_write_bw --use_old_post_send -x 0 -F -s 65536 -D 4
 # With -D perftest reports no peak: the average (fourth column) must be positive.
 row=$(grep -E "^ *65536 +[0-9]+ +[0-9.]+ +[0-9.]+" "$SV_TMP/bw_one-client.log" | head -1)
