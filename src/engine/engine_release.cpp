@@ -51,6 +51,12 @@ void Engine::release_paths(Connection& conn) {
     // come later) can no longer be collected once the rail is gone.
     std::erase_if(inflight_, [&](const auto& entry) { return entry.second.peer == conn.id; });
     for (const RailSlot& slot : conn.rails) {
+        // What the rail carried, as the C API's rail statistics would have
+        // said: they no longer list it.
+        TENT_INFO("rail-released", "rail %s: %llu ops, %llu bytes, %llu errors (peer %s departed)",
+                  slot.rail.rail->name().c_str(), static_cast<unsigned long long>(slot.ops),
+                  static_cast<unsigned long long>(slot.bytes), static_cast<unsigned long long>(slot.errors),
+                  conn.peer.hostname.c_str());
         monitor_->remove_rail(slot.monitor_id);
         const std::string& name = slot.rail.rail->name();
         bool shared = false;  // another connection's rail of the same name keeps its series

@@ -40,6 +40,8 @@ run_mixed() {
 rail_ops() {
     # The report may share a line with the program's last output.
     # "rail mlx5_0:1 -> host mlx5_0:1: 5 ops": the local end, the count before "ops".
-    grep -o 'interpose-rail: interposer: rail [^,]* ops' "$1" |
-        awk -v dev="$2" '$4 ~ "^" dev ":" { n += $(NF - 1) } END { print n + 0 }'
+    # A connection released before exit (its peer left first) reported its
+    # rails then ("rail-released: rail ...").
+    grep -oE '(interpose-rail: interposer|rail-released): rail [^,]* ops' "$1" | sed 's/^[^:]*\(: interposer\)\{0,1\}: //' |
+        awk -v dev="$2" '$2 ~ "^" dev ":" { n += $(NF - 1) } END { print n + 0 }'
 }
