@@ -305,7 +305,11 @@ Test(engine_stranger, strangers_are_refused_while_the_real_peer_is_served, .time
     // Every stranger's socket is gone (the engine closed its side).
     cr_expect_leq(fds_after, fds_before + 2, "descriptors %ld -> %ld", fds_before, fds_after);
     // Bounded memory: hundreds of strangers leave no trace beyond allocator noise.
+#ifndef __SANITIZE_ADDRESS__
+    // Under AddressSanitizer freed memory stays in its quarantine and
+    // resident: the bound is measured in the plain build only.
     cr_expect_lt(rss_after - rss_before, 16 * 1024, "RSS grew %ld KiB", rss_after - rss_before);
+#endif
 
     // Every message exactly once, in order.
     for (int i = 0; i < 2000; ++i) {

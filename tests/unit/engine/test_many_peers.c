@@ -253,15 +253,19 @@ Test(many_peers, fds_and_memory_stay_bounded, .timeout = 240) {
     cr_expect_eq(atomic_load(&messages_bad), 0);
     cr_expect_eq(atomic_load(&messages_ok), ROUNDS * PEERS * MESSAGES);
     cr_expect_leq(fds_peak, fds_start + PEERS * FDS_PER_PEER, "peak %d descriptors, start %d", fds_peak, fds_start);
-    cr_expect_leq(rss_peak - rss_start, (long)PEERS * MEMORY_PER_CONNECTED_PEER,
-                  "%ld KiB resident with every peer connected, %ld KiB at the start", rss_peak / 1024,
-                  rss_start / 1024);
     for (int round = 1; round <= ROUNDS; ++round)
         cr_expect_eq(fds_after[round], fds_start, "round %d left %d descriptors (start %d)", round, fds_after[round],
                      fds_start);
+#ifndef __SANITIZE_ADDRESS__
+    /* Under AddressSanitizer freed memory stays in its quarantine and
+     * resident: the memory bounds are measured in the plain build only. */
+    cr_expect_leq(rss_peak - rss_start, (long)PEERS * MEMORY_PER_CONNECTED_PEER,
+                  "%ld KiB resident with every peer connected, %ld KiB at the start", rss_peak / 1024,
+                  rss_start / 1024);
     for (int round = 2; round <= ROUNDS; ++round)
         cr_expect_leq(rss_after[round] - rss_after[1], (long)PEERS * MEMORY_PER_PEER,
                       "round %d: resident memory grew by %ld KiB since round 1", round,
                       (rss_after[round] - rss_after[1]) / 1024);
+#endif
     tent_engine_destroy(server);
 }
