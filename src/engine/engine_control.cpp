@@ -55,7 +55,9 @@ void Engine::read_control(Connection& conn) {
         if (n == 0) {
             closed = Status(Code::PeerUnreachable, "control connection closed by the peer");
         } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            closed = Status::from_errno(errno, "control connection");
+            // A reset (the peer closed with bytes unread) is the peer gone
+            // too: the unreachable callback always says so.
+            closed = Status(Code::PeerUnreachable, Status::from_errno(errno, "control connection").message());
         }
         break;
     }
