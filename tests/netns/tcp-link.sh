@@ -3,13 +3,16 @@
 # network namespaces with two TCP rails on two veth pairs (a third pair
 # carries the bootstrap and the control channel).
 #  a) `ip link set down` on one data link mid-run: the rail is declared
-#     dead within three heartbeat intervals (the time from the `ip` command
-#     to the first log line about that rail, as stderr lines arrive; the
-#     kernel's link event usually comes before the command returns),
+#     dead at the kernel's rtnetlink event, within three heartbeat intervals
+#     at worst (the time from the `ip` command to the first log line about
+#     that rail, as stderr lines arrive; the kernel's link event usually
+#     comes before the command returns),
 #     the run sees no error and every byte checks, and traffic goes on over
 #     the other link. One write in flight at a time, so that the stall of
 #     the write caught on the dead link is the run's longest gap between
-#     completions: prints it as the figure max_gap_ms (target <= 300 ms).
+#     completions: prints it as the figure max_gap_ms (scripts/bench-failover
+#     reports it against its 20 ms target; this test fails only past 300 ms
+#     plus slack, the heartbeat bound, as a loaded machine delays everything).
 #  b) 5% packet loss on one data link (tc netem; where the kernel has no
 #     netem, nftables dropping 5% at the other end of the link): the rail
 #     is lossy, ends degraded (not paused), the run sees no error.
