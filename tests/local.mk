@@ -212,6 +212,7 @@ SCRIPT_TESTS = \
 	tests/mpi/tcp.sh \
 	tests/mpi/simverbs.sh \
 	tests/mpi/hca-faults.sh \
+	tests/mpi/unmodified-faults.sh \
 	tests/mpi/all-pulled.sh \
 	tests/mpi/netpipe.sh \
 	tests/mpi/hpcc.sh \

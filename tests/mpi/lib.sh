@@ -43,3 +43,65 @@ mpirun_tent() {
     timeout -k 5 "$secs" mpirun --allow-run-as-root --oversubscribe -np 2 \
         --mca pml ob1 --mca btl tent,self "${TENT_MCA_SLOW_HOST[@]}" "$@"
 }
+
+# run_under_hca_faults PROG OUT SECONDS CMD...: runs CMD (an MPI program
+# named PROG) as two ranks over btl tent,self on two simulated HCAs, output
+# in OUT, bounded by SECONDS, while one rank's ports are pulled and plugged
+# back: one port (2 s), then both (3 s: only TCP is left), in cycles of
+# about 10 s while the job runs (at most 6 cycles). Returns the job's exit
+# status; fails the test when the ranks never open their HCAs or the
+# simulated HCAs refuse a fault.
+run_under_hca_faults() {
+    local prog=$1 out=$2 secs=$3
+    shift 3
+    local sv_run=$TEST_BUILDDIR/simverbs-run sv_ctl=$TEST_BUILDDIR/simverbs-ctl
+    [ -x "$sv_run" ] && [ -x "$sv_ctl" ] || fail "simverbs tools not built"
+    export SIMVERBS_DIR=$MPI_TMP/sv SIMVERBS_FABRIC=mpifault-$$
+    "$sv_run" --devices 2 -- timeout -k 5 "$secs" mpirun --allow-run-as-root --oversubscribe -np 2 \
+        -x LD_LIBRARY_PATH -x SIMVERBS_DEVICES -x SIMVERBS_DIR -x SIMVERBS_FABRIC \
+        --mca pml ob1 --mca btl tent,self --mca btl_tent_log_level info "${TENT_MCA_SLOW_HOST[@]}" \
+        "$@" >"$out" 2>&1 &
+    local job=$! pids="" i p
+    # The ranks' pids, from simverbs' list of ports (bounded wait).
+    for ((i = 0; i < 300; i++)); do
+        pids=$(for p in $("$sv_ctl" list 2>/dev/null | awk '$1 == "pid" { print $2 }' | sort -u); do
+            [ "$(ps -o comm= -p "$p")" = "${prog:0:15}" ] && echo "$p"
+        done | tr '\n' ' ')
+        [ "$(echo $pids | wc -w)" -ge 2 ] && break
+        sleep 0.1
+    done
+    [ "$(echo $pids | wc -w)" -ge 2 ] || { kill $job; cat "$out"; fail "the ranks of $prog did not open their HCAs"; }
+    local victim=${pids%% *}
+    # A fault on a rank that has just exited ends the cycles; one refused
+    # while the job runs fails the test.
+    ctl() {
+        "$sv_ctl" "$@" >>"$MPI_TMP/ctl" 2>&1 && return 0
+        kill -0 $job 2>/dev/null || return 1
+        kill $job
+        cat "$MPI_TMP/ctl"
+        fail "simverbs-ctl $*"
+    }
+    pause() { local t; for ((t = 0; t < $1 * 10; t++)); do kill -0 $job 2>/dev/null || return 1; sleep 0.1; done; }
+    local cycle
+    FAULT_CYCLES=0
+    pause 2
+    for ((cycle = 0; cycle < 6; cycle++)); do
+        ctl port-down "$victim" mlx5_0 && pause 2 && ctl port-up "$victim" mlx5_0 && pause 2 &&
+            ctl port-down "$victim" mlx5_0 && ctl port-down "$victim" mlx5_1 && pause 3 &&
+            ctl port-up "$victim" mlx5_0 && ctl port-up "$victim" mlx5_1 && pause 2 || break
+        FAULT_CYCLES=$((cycle + 1))
+    done
+    # Plugged back in any case, so that the job is not left without HCAs.
+    "$sv_ctl" port-up "$victim" mlx5_0 >/dev/null 2>&1
+    "$sv_ctl" port-up "$victim" mlx5_1 >/dev/null 2>&1
+    wait $job
+}
+
+# assert_faults_hidden OUT: tent moved traffic off pulled rails (the faults
+# hit traffic) and never reported a peer lost.
+assert_faults_hidden() {
+    grep -q "rail failover\|rail-error\|declared failed" "$1" ||
+        { tail -60 "$1"; fail "the pulled ports carried no traffic: the test tested nothing"; }
+    ! grep -q "lost every path" "$1" || { tail -60 "$1"; fail "the BTL reported a failure"; }
+    echo "tent hid the faults: $(grep -c "rail failover\|rail-error\|declared failed" "$1") rail failure lines, $(grep -c "rearmed" "$1") rails back in use"
+}
