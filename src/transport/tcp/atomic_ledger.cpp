@@ -25,4 +25,22 @@ std::uint64_t AtomicLedger::execute(std::uint64_t connection, std::uint64_t id, 
     return original;
 }
 
+void AtomicLedger::join(std::uint64_t connection) {
+    std::lock_guard lock(mutex_);
+    ++books_[connection].rails;
+}
+
+void AtomicLedger::leave(std::uint64_t connection) {
+    std::lock_guard lock(mutex_);
+    auto it = books_.find(connection);
+    if (it == books_.end()) return;
+    if (it->second.rails > 0) --it->second.rails;
+    if (it->second.rails == 0) books_.erase(it);
+}
+
+std::size_t AtomicLedger::connections() {
+    std::lock_guard lock(mutex_);
+    return books_.size();
+}
+
 } // namespace tent::tcp

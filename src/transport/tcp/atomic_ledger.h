@@ -7,7 +7,10 @@
 //
 // Bounded: the newest kCapacity results per connection are kept. An
 // initiator replays an atomic within failover_timeout_ms of sending it, by
-// when far fewer of its atomics are outstanding.
+// when far fewer of its atomics are outstanding. A connection's results go
+// when the last of its TCP rails does (join/leave): the engine destroys a
+// connection's rails only when it releases the departed peer, so no replay
+// can come after that.
 #pragma once
 
 #include <cstdint>
@@ -30,10 +33,17 @@ public:
     std::uint64_t execute(std::uint64_t connection, std::uint64_t id, std::uint64_t* word, wire::AtomicOp op,
                           std::uint64_t operand, std::uint64_t swap);
 
+    // A rail of connection starts / stops executing through the ledger.
+    void join(std::uint64_t connection);
+    void leave(std::uint64_t connection);
+    // Connections whose results are kept (for tests and the bounds).
+    std::size_t connections();
+
 private:
     struct Book {
         std::unordered_map<std::uint64_t, std::uint64_t> results;  // by id
         std::deque<std::uint64_t> order;                           // ids, oldest first
+        std::size_t rails = 0;                                     // joined, not yet left
     };
     std::mutex mutex_;
     std::map<std::uint64_t, Book> books_;  // by connection

@@ -50,7 +50,15 @@ TcpRail::TcpRail(UniqueFd fd, TcpRailIdentity identity, TcpRailParams params, Re
       clock_(clock), silence_(params.silence, clock.now()), loss_(params.loss),
       next_loss_sample_(clock.now() + LossDetector::kSamplePeriod), redial_(std::move(redial)) {}
 
-TcpRail::~TcpRail() = default;
+TcpRail::~TcpRail() {
+    if (ledger_) ledger_->leave(identity_.connection_id);
+}
+
+void TcpRail::use_atomic_ledger(std::shared_ptr<AtomicLedger> ledger) {
+    if (ledger_) ledger_->leave(identity_.connection_id);
+    ledger_ = std::move(ledger);
+    if (ledger_) ledger_->join(identity_.connection_id);
+}
 
 wire::Frame TcpRail::frame_for(std::uint64_t seq, wire::FrameBody body) const {
     return wire::Frame{.flags = 0,

@@ -118,7 +118,8 @@ public:
     bool atomics_deduplicated() const override { return true; }
     // The ledger the peer's atomics are executed through (the provider's,
     // shared by its rails); without one they are refused.
-    void use_atomic_ledger(std::shared_ptr<AtomicLedger> ledger) { ledger_ = std::move(ledger); }
+    // The rail's connection keeps its results there while the rail exists.
+    void use_atomic_ledger(std::shared_ptr<AtomicLedger> ledger);
 
     bool is_open() const { return open_; }
     // Why the rail closed (ok while open).
