@@ -6,7 +6,8 @@
 # completion field checked; then a fork()
 # whose child exits at once, which must exit cleanly) under
 # tent-run on both sides, carried over both simulated HCAs, also with the
-# receives on a shared receive queue (-s); and with a
+# receives on a shared receive queue (-s), and with every post through the
+# extended QP API (-x: ibv_wr_*); and with a
 # peer without tent, through the plain queue pair.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 require_simverbs
@@ -36,6 +37,16 @@ for side in server client; do
     grep -q "passes through" "$log" && { show_log "srq-$side"; fail "srq: $side fell back to the HCA"; }
 done
 echo "srq: client $(rail_ops "$SV_TMP/srq-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/srq-client.log" mlx5_1) on mlx5_1"
+
+# The same with every post through the extended QP API (-x: ibv_wr_*,
+# atomics included), carried too.
+run_pair qpex 60 "$prog" -g 0 -x
+for side in server client; do
+    log=$SV_TMP/qpex-$side.log
+    grep -q "verbs_check $side: ok" "$log" || { show_log "qpex-$side"; fail "qpex: $side did not check out"; }
+    grep -q "passes through" "$log" && { show_log "qpex-$side"; fail "qpex: $side fell back to the HCA"; }
+done
+echo "qpex: client $(rail_ops "$SV_TMP/qpex-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/qpex-client.log" mlx5_1) on mlx5_1"
 
 TENT_INTERPOSE_DISCOVERY_MS=300 run_mixed plain 60 "$prog" -g 0
 grep -q "verbs_check server: ok" "$SV_TMP/plain-server.log" || { show_log plain-server; fail "plain: server"; }

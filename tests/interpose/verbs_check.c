@@ -10,7 +10,10 @@
  * the QP receives from a shared receive queue (ibv_create_srq,
  * ibv_post_srq_recv) instead of its own, with the same checks. With
  * -n ROUNDS on both sides, all of it is done ROUNDS times (long enough to
- * pull a port mid-run: tests/interpose/faults.sh).
+ * pull a port mid-run: tests/interpose/faults.sh). With -x, the client
+ * posts everything through the extended QP API (ibv_create_qp_ex,
+ * ibv_wr_start / ibv_wr_* / ibv_wr_complete) instead of ibv_post_send,
+ * with the same checks.
  * Run as "verbs_check -p PORT" (server) and "verbs_check -p PORT HOST"
  * (client), like ibv_rc_pingpong; exit 0 when everything checked out.
  * The client then forks a child that exits at once (through exit(), so
@@ -54,6 +57,7 @@ static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
 static struct ibv_qp *qp;
+static struct ibv_qp_ex *qpx; /* -x */
 static struct ibv_mr *mr;
 static struct ibv_srq *srq; /* -s */
 static uint8_t *buf;
@@ -136,7 +140,48 @@ static struct ibv_wc expect_recv(unsigned slot, uint32_t len, const char *what) 
     return wc;
 }
 
+/* A list of work requests through the ibv_wr_* API (-x), as one batch. */
+static void post_send_ex(struct ibv_send_wr *wr) {
+    ibv_wr_start(qpx);
+    for (; wr; wr = wr->next) {
+        qpx->wr_id = wr->wr_id;
+        qpx->wr_flags = wr->send_flags & ~IBV_SEND_INLINE;
+        switch (wr->opcode) {
+        case IBV_WR_SEND: ibv_wr_send(qpx); break;
+        case IBV_WR_SEND_WITH_IMM: ibv_wr_send_imm(qpx, wr->imm_data); break;
+        case IBV_WR_RDMA_WRITE: ibv_wr_rdma_write(qpx, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr); break;
+        case IBV_WR_RDMA_WRITE_WITH_IMM:
+            ibv_wr_rdma_write_imm(qpx, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr, wr->imm_data);
+            break;
+        case IBV_WR_RDMA_READ: ibv_wr_rdma_read(qpx, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr); break;
+        case IBV_WR_ATOMIC_CMP_AND_SWP:
+            ibv_wr_atomic_cmp_swp(qpx, wr->wr.atomic.rkey, wr->wr.atomic.remote_addr, wr->wr.atomic.compare_add,
+                                  wr->wr.atomic.swap);
+            break;
+        case IBV_WR_ATOMIC_FETCH_AND_ADD:
+            ibv_wr_atomic_fetch_add(qpx, wr->wr.atomic.rkey, wr->wr.atomic.remote_addr, wr->wr.atomic.compare_add);
+            break;
+        default: die("opcode %d has no ibv_wr_* call here", wr->opcode);
+        }
+        if (wr->send_flags & IBV_SEND_INLINE) {
+            struct ibv_data_buf data[4];
+            if (wr->num_sge > 4) die("more than 4 SGEs");
+            for (int i = 0; i < wr->num_sge; ++i)
+                data[i] = (struct ibv_data_buf){(void *)(uintptr_t)wr->sg_list[i].addr, wr->sg_list[i].length};
+            ibv_wr_set_inline_data_list(qpx, (size_t)wr->num_sge, data);
+        } else {
+            ibv_wr_set_sge_list(qpx, (size_t)wr->num_sge, wr->sg_list);
+        }
+    }
+    int rc = ibv_wr_complete(qpx);
+    if (rc) die("ibv_wr_complete: %s", strerror(rc));
+}
+
 static void post_send(struct ibv_send_wr *wr) {
+    if (qpx) {
+        post_send_ex(wr);
+        return;
+    }
     struct ibv_send_wr *bad;
     int rc = ibv_post_send(qp, wr, &bad);
     if (rc) die("ibv_post_send: %s", strerror(rc));
@@ -405,16 +450,17 @@ static void peer_gone(void) {
 
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
-    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1;
-    while ((opt = getopt(argc, argv, "p:d:g:ksn:")) != -1) {
+    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0;
+    while ((opt = getopt(argc, argv, "p:d:g:ksxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 'x') use_ex = 1;
         else if (opt == 'n') rounds = atoi(optarg);
         else if (opt == 's') use_srq = 1;
         else if (opt == 'p') port = optarg;
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-k] [-s] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-k] [-s] [-x] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -444,7 +490,18 @@ int main(int argc, char **argv) {
         if (!(srq = ibv_create_srq(pd, &sa))) die("ibv_create_srq");
         ia.srq = srq;
     }
-    if (!(qp = ibv_create_qp(pd, &ia))) die("ibv_create_qp");
+    if (use_ex) {
+        struct ibv_qp_init_attr_ex ix = {
+            .send_cq = cq, .recv_cq = cq, .srq = ia.srq, .cap = ia.cap, .qp_type = IBV_QPT_RC,
+            .comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, .pd = pd,
+            .send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_WRITE |
+                              IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |
+                              IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD};
+        if (!(qp = ibv_create_qp_ex(ctx, &ix))) die("ibv_create_qp_ex");
+        if (!(qpx = ibv_qp_to_qp_ex(qp))) die("ibv_qp_to_qp_ex");
+    } else if (!(qp = ibv_create_qp(pd, &ia))) {
+        die("ibv_create_qp");
+    }
     int fd = connect_oob(host, port);
     bring_up(fd, gid_index);
     sync_oob(fd);
