@@ -827,6 +827,12 @@ void provider_qp_created(const ibv_qp* qp) {
 }
 
 void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr) {
+    // The engine starts now, in the background, rather than when the QP
+    // looks for its peer at RTR: its start (topology, devices, listener)
+    // takes tens of milliseconds, which the program's own connection
+    // exchange hides; a program's first work requests otherwise wait for it.
+    static std::once_flag early;
+    std::call_once(early, [] { std::thread([] { engine(); }).detach(); });
     auto q = std::make_shared<ShadowQp>();
     q->qp = qp;
     q->sig_all = attr.sq_sig_all != 0;
