@@ -299,8 +299,8 @@ void settle(State& s, ShadowQp& q, std::uint64_t cookie, bool ok) {
     retire_sends(s, q);
 }
 
-// A small message may travel in a batch.
-bool batchable(const SendSlot& slot) { return slot.message_length <= kBatchMessageMax; }
+// A small message (up to kBatchMessageMax bytes of payload) may travel in a batch.
+bool batchable(const SendSlot& slot) { return slot.message_length <= sizeof(MessageHeader) + kBatchMessageMax; }
 
 // Messages whose one-sided predecessors have all completed, in order
 // (under the state mutex; the calls are made by make_calls()), from the

@@ -149,7 +149,7 @@ constexpr std::uint32_t kBatch = 8;        // payload: messages, each as uint32 
 // Tent messages a QP keeps in flight before its small messages wait to go
 // in a batch, and what a batch holds at most.
 constexpr int kMessageWindow = 4;
-constexpr std::size_t kBatchMessageMax = 1024;  // a larger message goes alone
+constexpr std::size_t kBatchMessageMax = 1024;  // payload bytes; a larger message goes alone
 constexpr std::size_t kBatchBytes = 16384;
 
 } // namespace tent::interpose
