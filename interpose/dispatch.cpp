@@ -11,7 +11,7 @@ namespace tent::interpose {
 // A QP the interposer tracks goes to its shadow; everything else, and
 // completions tent did not produce, to the provider that filled the context.
 int dispatch_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
-    if (auto q = find_qp(qp)) return shadow_post_send(q, wr, bad_wr);
+    if (ShadowQp* q = shadow_for(qp)) return shadow_post_send(*q, wr, bad_wr);
     const ProviderOps* ops = provider_ops(qp->context);
     if (!ops) {
         if (bad_wr) *bad_wr = wr;
@@ -21,7 +21,7 @@ int dispatch_post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 }
 
 int dispatch_post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
-    if (auto q = find_qp(qp)) return shadow_post_recv(*q, wr, bad_wr);
+    if (ShadowQp* q = shadow_for(qp)) return shadow_post_recv(*q, wr, bad_wr);
     const ProviderOps* ops = provider_ops(qp->context);
     if (!ops) {
         if (bad_wr) *bad_wr = wr;

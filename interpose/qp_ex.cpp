@@ -11,7 +11,7 @@ namespace tent::interpose {
 
 namespace {
 
-std::shared_ptr<ShadowQp> shadow_of(ibv_qp_ex* qpx) { return find_qp(&qpx->qp_base); }
+ShadowQp* shadow_of(ibv_qp_ex* qpx) { return shadow_for(&qpx->qp_base); }
 
 // A new work request with the id and flags the program set on qpx.
 WrBuilder::Built* begin(ibv_qp_ex* qpx, ibv_wr_opcode opcode) {
@@ -47,7 +47,7 @@ int wr_complete(ibv_qp_ex* qpx) {
         b.wr.next = i + 1 < wrs.size() ? &wrs[i + 1].wr : nullptr;
     }
     ibv_send_wr* bad = nullptr;
-    int rc = shadow_post_send(q, &wrs.front().wr, &bad);
+    int rc = shadow_post_send(*q, &wrs.front().wr, &bad);
     wrs.clear();
     return rc;
 }

@@ -36,13 +36,17 @@ struct CqFeed {
     bool carried = false;  // a carried QP uses it
 };
 
-// A tent operation posted for a QP's work request until tent_poll() reports it.
-struct InFlight {
-    std::shared_ptr<ShadowQp> q;  // nullptr for the interposer's own messages
-    std::uint64_t seq = 0;
-    bool message = false;
-    PooledBuffer buffer;  // what a message or an inline write sends (valid until completion)
-};
+// A tent operation's cookie names what it is for without a table: the
+// QP's token, whether it is the slot's message (or a one-sided part), and
+// the slot's sequence number (its low 31 bits: a QP never has 2^31 work
+// requests outstanding). Token 0 marks the interposer's own messages
+// (region announcements), which keep their buffer in State::own.
+constexpr std::uint64_t kSeqMask = 0x7fffffff;
+constexpr std::uint64_t kMessageBit = std::uint64_t{1} << 31;
+
+std::uint64_t op_cookie(const ShadowQp& q, std::uint64_t seq, bool message) {
+    return (std::uint64_t{q.token} << 32) | (message ? kMessageBit : 0) | (seq & kSeqMask);
+}
 
 struct State {
     std::mutex mu;
@@ -51,11 +55,15 @@ struct State {
     std::unordered_map<std::uint32_t, std::shared_ptr<ShadowQp>> by_token;
     std::unordered_map<const ibv_cq*, CqFeed> cqs;
     std::unordered_map<const ibv_srq*, std::shared_ptr<ShadowSrq>> srqs;
-    std::unordered_map<std::uint64_t, InFlight> inflight;
+    std::unordered_map<std::uint64_t, PooledBuffer> own;  // the interposer's own messages in flight
     std::map<std::string, tent_peer_t*> peers;
     std::uint32_t next_token = 1;
-    std::uint64_t next_cookie = 1;
+    std::uint64_t next_own = 1;
 };
+
+// Bumped whenever the set of tracked QPs changes: a thread's cached lookup
+// (shadow_for) is good while it has not moved.
+std::atomic<std::uint64_t> g_qps_generation{1};
 
 // Lives until the process ends: QPs, the engine and its threads may be in
 // use until then, so nothing here is torn down by a static destructor.
@@ -83,8 +91,8 @@ void push_wc(State& s, ibv_cq* cq, const ibv_wc& wc) {
 // posting order; unsignaled ones leave no completion.
 void retire_sends(State& s, ShadowQp& q) {
     while (!q.sq.empty() && q.sq.front().done()) {
-        const SendSlot& slot = q.sq.front();
-        if (slot.signaled || slot.status != IBV_WC_SUCCESS) {
+        SendSlot& slot = q.sq.front();
+        if (!q.forgotten && (slot.signaled || slot.status != IBV_WC_SUCCESS)) {
             ibv_wc wc{};
             wc.wr_id = slot.wr_id;
             wc.status = slot.status;
@@ -93,62 +101,69 @@ void retire_sends(State& s, ShadowQp& q) {
             wc.qp_num = q.qp->qp_num;
             push_wc(s, q.qp->send_cq, wc);
         }
-        g_pool->release(std::move(q.sq.front().message));
+        g_pool->release(std::move(slot.message));
+        g_pool->release(std::move(slot.inline_copy));
+        g_pool->release(std::move(slot.batch));
         q.sq.pop_front();
         ++q.sq_base;
     }
+    q.msg_cursor = std::max(q.msg_cursor, q.sq_base);
 }
 
-// Matches arrived messages with posted receives, in order; a message
-// longer than its receive buffer completes with IBV_WC_LOC_LEN_ERR, as an
+// The receive queue that serves Q's messages; nullptr when its receives
+// went to the adapter (a shared receive queue that passes through).
+std::deque<HeldRecv>* receive_queue(ShadowQp& q) {
+    if (q.srq) return q.srq->plain ? nullptr : &q.srq->recvs;
+    return &q.recvs;
+}
+
+// Completes receive R with a message (bytes [data, data + size)); a message
+// longer than the receive buffer completes with IBV_WC_LOC_LEN_ERR, as an
 // HCA reports it.
+void complete_receive(State& s, ShadowQp& q, const HeldRecv& r, const Arrival& a, const std::uint8_t* data,
+                      std::size_t size) {
+    ibv_wc wc{};
+    wc.wr_id = r.wr_id;
+    wc.opcode = a.write_notice ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+    wc.qp_num = q.qp->qp_num;
+    wc.src_qp = q.peer_qpn;
+    wc.byte_len = a.write_notice ? a.write_length : static_cast<std::uint32_t>(size);
+    if (a.has_imm) {
+        wc.wc_flags |= IBV_WC_WITH_IMM;
+        wc.imm_data = a.imm;
+    }
+    const ibv_sge* sge = r.sge();
+    std::size_t capacity = 0;
+    for (int i = 0; i < r.num_sge; ++i) capacity += sge[i].length;
+    if (capacity < size) {
+        wc.status = IBV_WC_LOC_LEN_ERR;
+    } else {
+        std::size_t off = 0;
+        for (int i = 0; i < r.num_sge && off < size; ++i) {
+            std::size_t n = std::min<std::size_t>(sge[i].length, size - off);
+            if (n) std::memcpy(reinterpret_cast<void*>(sge[i].addr), data + off, n);
+            off += n;
+        }
+    }
+    push_wc(s, q.qp->recv_cq, wc);
+}
+
+// Matches arrived messages with posted receives, in order.
 void match_receives(State& s, ShadowQp& q) {
-    if (q.srq && q.srq->plain) return;  // its receives went to the adapter
-    std::deque<HeldRecv>& recvs = q.srq ? q.srq->recvs : q.recvs;
-    while (!recvs.empty() && !q.arrivals.empty()) {
-        HeldRecv r = std::move(recvs.front());
-        Arrival a = std::move(q.arrivals.front());
-        recvs.pop_front();
+    std::deque<HeldRecv>* recvs = receive_queue(q);
+    if (!recvs) return;
+    while (!recvs->empty() && !q.arrivals.empty()) {
+        const Arrival& a = q.arrivals.front();
+        complete_receive(s, q, recvs->front(), a, a.data.data(), a.data.size());
+        recvs->pop_front();
         q.arrivals.pop_front();
-        ibv_wc wc{};
-        wc.wr_id = r.wr_id;
-        wc.opcode = a.write_notice ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
-        wc.qp_num = q.qp->qp_num;
-        wc.src_qp = q.peer_qpn;
-        wc.byte_len = a.write_notice ? a.write_length : static_cast<std::uint32_t>(a.data.size());
-        if (a.has_imm) {
-            wc.wc_flags |= IBV_WC_WITH_IMM;
-            wc.imm_data = a.imm;
-        }
-        std::size_t capacity = 0;
-        for (const auto& sge : r.sge) capacity += sge.length;
-        if (capacity < a.data.size()) {
-            wc.status = IBV_WC_LOC_LEN_ERR;
-        } else {
-            std::size_t off = 0;
-            for (const auto& sge : r.sge) {
-                std::size_t n = std::min<std::size_t>(sge.length, a.data.size() - off);
-                if (n) std::memcpy(reinterpret_cast<void*>(sge.addr), a.data.data() + off, n);
-                off += n;
-            }
-        }
-        push_wc(s, q.qp->recv_cq, wc);
     }
 }
 
-// Every message from a peer's interposer, on the thread driving the engine.
-void on_message(tent_peer_t*, const void* data, size_t length, void*) {
-    MessageHeader h;
-    if (length < sizeof h) return;
-    std::memcpy(&h, data, sizeof h);
-    if (h.magic != kMessageMagic) return;
-    const auto* p = static_cast<const std::uint8_t*>(data) + sizeof h;
-    std::size_t n = length - sizeof h;
-    State& s = state();
-    std::lock_guard lock(s.mu);
-    auto it = s.by_token.find(h.token);
-    if (it == s.by_token.end()) return;  // the QP is gone
-    ShadowQp& q = *it->second;
+// One message from the peer's interposer for Q (state mutex held): taken
+// by a posted receive at once when nothing arrived before it, else queued
+// (copied) in arrival order.
+void take_message(State& s, ShadowQp& q, const MessageHeader& h, const std::uint8_t* p, std::size_t n) {
     if (h.flags & kKeys) {
         for (std::size_t off = 0; off + sizeof(Announcement) <= n; off += sizeof(Announcement)) {
             Announcement a;
@@ -164,14 +179,50 @@ void on_message(tent_peer_t*, const void* data, size_t length, void*) {
     Arrival a;
     a.has_imm = (h.flags & kHasImm) != 0;
     a.imm = h.imm;
+    const std::uint8_t* data = p;
+    std::size_t size = n;
     if (h.flags & kWriteNotice) {
         a.write_notice = true;
         if (n >= sizeof a.write_length) std::memcpy(&a.write_length, p, sizeof a.write_length);
-    } else {
-        a.data.assign(p, p + n);
+        size = 0;
     }
+    std::deque<HeldRecv>* recvs = receive_queue(q);
+    if (q.mode == QpMode::Tent && q.arrivals.empty() && recvs && !recvs->empty()) {
+        complete_receive(s, q, recvs->front(), a, data, size);
+        recvs->pop_front();
+        return;
+    }
+    a.data.assign(data, data + size);
     q.arrivals.push_back(std::move(a));
     if (q.mode == QpMode::Tent) match_receives(s, q);
+}
+
+// Every message from a peer's interposer, on the thread driving the engine.
+void on_message(tent_peer_t*, const void* data, size_t length, void*) {
+    MessageHeader h;
+    if (length < sizeof h) return;
+    std::memcpy(&h, data, sizeof h);
+    if (h.magic != kMessageMagic) return;
+    const auto* p = static_cast<const std::uint8_t*>(data) + sizeof h;
+    std::size_t n = length - sizeof h;
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto it = s.by_token.find(h.token);
+    if (it == s.by_token.end() || it->second->forgotten) return;  // the QP is gone
+    ShadowQp& q = *it->second;
+    if (!(h.flags & kBatch)) return take_message(s, q, h, p, n);
+    // A batch: each message as its length, then the message (header first).
+    for (std::size_t off = 0; off + sizeof(std::uint32_t) <= n;) {
+        std::uint32_t len;
+        std::memcpy(&len, p + off, sizeof len);
+        off += sizeof len;
+        if (len < sizeof(MessageHeader) || len > n - off) return;
+        MessageHeader inner;
+        std::memcpy(&inner, p + off, sizeof inner);
+        if (inner.magic == kMessageMagic && !(inner.flags & (kBatch | kKeys)))
+            take_message(s, q, inner, p + off + sizeof inner, len - sizeof inner);
+        off += len;
+    }
 }
 
 // One tent call to make for a work request, prepared under the state mutex
@@ -188,14 +239,6 @@ struct TentCall {
     std::uint64_t compare_add = 0;
     std::uint64_t swap = 0;
 };
-
-// Registers a cookie for Q's slot SEQ.
-std::uint64_t new_cookie(State& s, const std::shared_ptr<ShadowQp>& q, std::uint64_t seq, bool message,
-                         PooledBuffer buffer = {}) {
-    std::uint64_t c = s.next_cookie++;
-    s.inflight.emplace(c, InFlight{q, seq, message, std::move(buffer)});
-    return c;
-}
 
 // Flushes the posted receives of a failed QP, as an adapter does (those
 // of a shared receive queue stay for its other queue pairs).
@@ -227,6 +270,7 @@ void fail_qp(State& s, ShadowQp& q) {
         slot.message_waiting = slot.message_inflight = false;
     }
     retire_sends(s, q);
+    if (q.forgotten) return;  // the program destroyed it: nobody to tell
     flush_receives(s, q);
     TENT_WARN("interpose-qp-error", "interposer: qp 0x%x: every path to the peer is gone: error state", q.qp->qp_num);
     ibv_qp_attr attr{};
@@ -235,32 +279,92 @@ void fail_qp(State& s, ShadowQp& q) {
     raise_qp_fatal(q.qp);
 }
 
-// Settles one tent operation of a slot (also when it could not be posted).
-void settle(State& s, ShadowQp& q, std::uint64_t seq, bool message, bool ok) {
-    if (q.failed || seq < q.sq_base || seq - q.sq_base >= q.sq.size()) return;
+// Settles one tent operation of a slot (also when it could not be posted):
+// cookie names it (op_cookie).
+void settle(State& s, ShadowQp& q, std::uint64_t cookie, bool ok) {
+    if (q.failed) return;
+    const std::uint64_t seq = q.sq_base + (((cookie & kSeqMask) - (q.sq_base & kSeqMask)) & kSeqMask);
+    if (seq - q.sq_base >= q.sq.size()) return;
     SendSlot& slot = q.sq[seq - q.sq_base];
-    if (message) slot.message_inflight = false;
-    else --slot.onesided_parts;
+    if (cookie & kMessageBit) {
+        // A message, or a batch of the messages up to slot.batch_last.
+        --q.tent_messages;
+        const std::uint64_t last = std::max(seq, slot.batch_last);
+        for (std::uint64_t i = seq; i <= last && i - q.sq_base < q.sq.size(); ++i)
+            q.sq[i - q.sq_base].message_inflight = false;
+    } else {
+        --slot.onesided_parts;
+    }
     if (!ok) return fail_qp(s, q);
     retire_sends(s, q);
 }
 
+// A small message (up to kBatchMessageMax bytes of payload) may travel in a batch.
+bool batchable(const SendSlot& slot) { return slot.message_length <= sizeof(MessageHeader) + kBatchMessageMax; }
+
 // Messages whose one-sided predecessors have all completed, in order
-// (under the state mutex; the calls are made by make_calls()).
-std::vector<TentCall> ready_messages(State& s, const std::shared_ptr<ShadowQp>& q) {
+// (under the state mutex; the calls are made by make_calls()), from the
+// QP's cursor on. While kMessageWindow tent messages are in flight, small
+// messages wait; then those waiting go as one batch.
+std::vector<TentCall> ready_messages(ShadowQp& q) {
     std::vector<TentCall> calls;
-    bool blocked = false;
-    for (std::size_t i = 0; i < q->sq.size() && !blocked; ++i) {
-        SendSlot& slot = q->sq[i];
-        if (slot.onesided_parts > 0) blocked = true;  // its own message, and all later, wait
-        if (blocked || !slot.message_waiting) continue;
-        slot.message_waiting = false;
-        slot.message_inflight = true;
+    while (q.msg_cursor - q.sq_base < q.sq.size()) {
+        const std::uint64_t first = q.msg_cursor;
+        SendSlot& slot = q.sq[first - q.sq_base];
+        if (slot.onesided_parts > 0) break;  // its own message, and all later, wait
+        if (!slot.message_waiting) {
+            ++q.msg_cursor;
+            continue;
+        }
+        if (batchable(slot) && q.tent_messages >= kMessageWindow) break;  // to go in a batch
+        // The small messages ready after this one, up to kBatchBytes in all.
+        std::uint64_t last = first;
+        std::size_t bytes = sizeof(MessageHeader) + sizeof(std::uint32_t) + slot.message_length;
+        int count = 1;
+        if (batchable(slot)) {
+            for (std::uint64_t i = first + 1; i - q.sq_base < q.sq.size(); ++i) {
+                const SendSlot& next = q.sq[i - q.sq_base];
+                if (next.onesided_parts > 0) break;
+                if (!next.message_waiting) continue;
+                if (!batchable(next) || bytes + sizeof(std::uint32_t) + next.message_length > kBatchBytes) break;
+                bytes += sizeof(std::uint32_t) + next.message_length;
+                last = i;
+                ++count;
+            }
+        }
         TentCall c;
         c.kind = TentCall::Message;
-        c.cookie = new_cookie(s, q, q->sq_base + i, true);
-        c.local = slot.message.data.get();
-        c.length = slot.message_length;
+        c.cookie = op_cookie(q, first, true);
+        if (count == 1) {
+            c.local = slot.message.data.get();
+            c.length = slot.message_length;
+        } else {
+            slot.batch = g_pool->acquire(bytes);
+            if (!slot.batch.data) break;  // no memory now: they go one by one later
+            std::uint8_t* out = slot.batch.data.get();
+            MessageHeader h{kMessageMagic, q.peer_token, 0, kBatch};
+            std::memcpy(out, &h, sizeof h);
+            std::size_t off = sizeof h;
+            for (std::uint64_t i = first; i <= last; ++i) {
+                const SendSlot& m = q.sq[i - q.sq_base];
+                if (!m.message_waiting) continue;
+                const auto len = static_cast<std::uint32_t>(m.message_length);
+                std::memcpy(out + off, &len, sizeof len);
+                std::memcpy(out + off + sizeof len, m.message.data.get(), len);
+                off += sizeof len + len;
+            }
+            c.local = out;
+            c.length = off;
+        }
+        slot.batch_last = last;
+        for (std::uint64_t i = first; i <= last; ++i) {
+            SendSlot& m = q.sq[i - q.sq_base];
+            if (!m.message_waiting) continue;
+            m.message_waiting = false;
+            m.message_inflight = true;
+        }
+        ++q.tent_messages;
+        q.msg_cursor = last + 1;
         calls.push_back(c);
     }
     return calls;
@@ -268,7 +372,8 @@ std::vector<TentCall> ready_messages(State& s, const std::shared_ptr<ShadowQp>& 
 
 // Makes the calls (Q's post mutex held, state mutex not); a call tent
 // refuses settles its operation as failed.
-void make_calls(const std::shared_ptr<ShadowQp>& q, const std::vector<TentCall>& calls) {
+void make_calls(ShadowQp& qr, const std::vector<TentCall>& calls) {
+    ShadowQp* q = &qr;
     for (const TentCall& c : calls) {
         int rc;
         {
@@ -301,46 +406,50 @@ void make_calls(const std::shared_ptr<ShadowQp>& q, const std::vector<TentCall>&
                    tent_strerror(rc));
         State& s = state();
         std::lock_guard lock(s.mu);
-        auto it = s.inflight.find(c.cookie);
-        if (it == s.inflight.end()) continue;
-        InFlight f = std::move(it->second);
-        s.inflight.erase(it);
-        g_pool->release(std::move(f.buffer));
-        settle(s, *q, f.seq, f.message, false);
+        settle(s, *q, c.cookie, false);
     }
 }
 
 // Posts what is ready of Q's messages.
-void pump(const std::shared_ptr<ShadowQp>& q) {
-    std::lock_guard post(q->post_mutex);
+void pump(ShadowQp& q) {
+    std::lock_guard post(q.post_mutex);
     std::vector<TentCall> calls;
     {
         State& s = state();
         std::lock_guard lock(s.mu);
-        calls = ready_messages(s, q);
+        if (q.forgotten || q.failed || q.mode != QpMode::Tent) return;
+        calls = ready_messages(q);
     }
-    make_calls(q, calls);
+    if (!calls.empty()) make_calls(q, calls);
 }
 
 // Settles N completions tent reported for the interposer's posts, then
-// posts the messages whose one-sided predecessors they completed.
+// posts the messages they let go (their one-sided predecessors completed,
+// or the QP's message window opened).
 void settle_completions(const tent_completion_t* c, int n) {
-    std::vector<std::shared_ptr<ShadowQp>> touched;
+    std::vector<std::shared_ptr<ShadowQp>> touched;  // kept alive until pumped
     {
         State& s = state();
         std::lock_guard lock(s.mu);
         for (int i = 0; i < n; ++i) {
-            auto it = s.inflight.find(c[i].cookie);
-            if (it == s.inflight.end()) continue;
-            InFlight f = std::move(it->second);
-            s.inflight.erase(it);
-            g_pool->release(std::move(f.buffer));
-            if (!f.q) continue;
-            settle(s, *f.q, f.seq, f.message, c[i].status == TENT_OK);
-            if (!f.message) touched.push_back(f.q);
+            const std::uint64_t token = c[i].cookie >> 32;
+            if (token == 0) {  // the interposer's own message
+                if (auto it = s.own.find(c[i].cookie); it != s.own.end()) {
+                    g_pool->release(std::move(it->second));
+                    s.own.erase(it);
+                }
+                continue;
+            }
+            auto it = s.by_token.find(static_cast<std::uint32_t>(token));
+            if (it == s.by_token.end()) continue;
+            settle(s, *it->second, c[i].cookie, c[i].status == TENT_OK);
+            if (touched.empty() || touched.back() != it->second) touched.push_back(it->second);
         }
+        // A destroyed QP goes once tent no longer uses its buffers.
+        for (auto& q : touched)
+            if (q->forgotten && (q->sq.empty() || q->failed)) s.by_token.erase(q->token);
     }
-    for (auto& q : touched) pump(q);
+    for (auto& q : touched) pump(*q);
 }
 
 // When the program last looked for completions of a carried QP (steady
@@ -439,7 +548,8 @@ void announce_regions(const std::shared_ptr<ShadowQp>& q) {
     {
         State& s = state();
         std::lock_guard lock(s.mu);
-        cookie = new_cookie(s, nullptr, 0, true, std::move(b));
+        cookie = s.next_own++ & ~kMessageBit & 0xffffffff;  // token 0: the interposer's own
+        s.own[cookie] = std::move(b);
     }
     TentScope scope;
     if (tent_post_send(q->peer, data, length, TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, cookie) != TENT_OK)
@@ -463,9 +573,8 @@ const Announcement* remote_region(State& s, std::unique_lock<std::mutex>& lock, 
 // An atomic work request (state mutex held): one tent atomic whose result
 // tent writes straight into the program's 8-byte SGE; the completion
 // (IBV_WC_COMP_SWAP / IBV_WC_FETCH_ADD, byte_len 8) follows in posting order.
-int prepare_atomic(State& s, std::unique_lock<std::mutex>& lock, const std::shared_ptr<ShadowQp>& qp,
-                   const ibv_send_wr& wr, SendSlot slot, std::vector<TentCall>& calls) {
-    ShadowQp& q = *qp;
+int prepare_atomic(State& s, std::unique_lock<std::mutex>& lock, ShadowQp& q, const ibv_send_wr& wr, SendSlot slot,
+                   std::vector<TentCall>& calls) {
     const std::uint64_t remote = wr.wr.atomic.remote_addr;
     if (wr.num_sge != 1 || wr.sg_list[0].length != 8 || remote % 8 != 0) {
         TENT_ERROR("interpose-atomic", "interposer: qp 0x%x: an atomic needs one 8-byte SGE and an 8-byte aligned "
@@ -494,7 +603,7 @@ int prepare_atomic(State& s, std::unique_lock<std::mutex>& lock, const std::shar
     c.key = region->key;
     c.remote_addr = region->addr + (remote - region->iova);
     c.local = view.addr + (sge.addr - view.iova);
-    c.cookie = new_cookie(s, qp, q.sq_base + q.sq.size(), false);
+    c.cookie = op_cookie(q, q.sq_base + q.sq.size(), false);
     slot.opcode = wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD;
     slot.byte_len = 8;
     slot.onesided_parts = 1;
@@ -506,9 +615,8 @@ int prepare_atomic(State& s, std::unique_lock<std::mutex>& lock, const std::shar
 // Prepares one work request of a carried QP (state mutex held): a slot,
 // and the tent calls of its one-sided parts; its message, if any, waits in
 // the slot for ready_messages(). EINVAL/ENOMEM for what cannot be carried.
-int prepare(State& s, std::unique_lock<std::mutex>& lock, const std::shared_ptr<ShadowQp>& qp,
-            const ibv_send_wr& wr, std::vector<TentCall>& calls) {
-    ShadowQp& q = *qp;
+int prepare(State& s, std::unique_lock<std::mutex>& lock, ShadowQp& q, const ibv_send_wr& wr,
+            std::vector<TentCall>& calls) {
     if (wr.num_sge < 0) return EINVAL;
     std::uint64_t total = 0;
     for (int i = 0; i < wr.num_sge; ++i) total += wr.sg_list[i].length;
@@ -539,7 +647,7 @@ int prepare(State& s, std::unique_lock<std::mutex>& lock, const std::shared_ptr<
         break;
     case IBV_WR_ATOMIC_CMP_AND_SWP:
     case IBV_WR_ATOMIC_FETCH_AND_ADD:
-        return prepare_atomic(s, lock, qp, wr, std::move(slot), calls);
+        return prepare_atomic(s, lock, q, wr, std::move(slot), calls);
     default:
         TENT_ERROR("interpose-opcode", "interposer: qp 0x%x: work request opcode %d is not carried by tent yet",
                    q.qp->qp_num, static_cast<int>(wr.opcode));
@@ -554,8 +662,16 @@ int prepare(State& s, std::unique_lock<std::mutex>& lock, const std::shared_ptr<
                    q.qp->qp_num, wr.wr.rdma.rkey);
         return EINVAL;
     }
-    std::uint64_t seq = q.sq_base + q.sq.size();
+    const std::uint64_t cookie = op_cookie(q, q.sq_base + q.sq.size(), false);
     std::uint64_t remote = wr.wr.rdma.remote_addr;
+    // Inline data may be reused once ibv_post_send returns: the parts send
+    // from a copy the slot keeps.
+    const bool inline_data = !read && (wr.send_flags & IBV_SEND_INLINE) && total;
+    std::size_t copied = 0;
+    if (inline_data) {
+        slot.inline_copy = g_pool->acquire(total);
+        if (!slot.inline_copy.data) return ENOMEM;
+    }
     std::vector<TentCall> parts;
     for (int i = 0; i < wr.num_sge; ++i) {
         const ibv_sge& sge = wr.sg_list[i];
@@ -567,27 +683,20 @@ int prepare(State& s, std::unique_lock<std::mutex>& lock, const std::shared_ptr<
         c.remote_addr = region->addr + (remote - region->iova);
         remote += sge.length;
         RegionView view;
-        PooledBuffer copy;
-        if (!read && (wr.send_flags & IBV_SEND_INLINE)) {
-            // Inline data may be reused once ibv_post_send returns.
-            copy = g_pool->acquire(sge.length);
-            if (!copy.data) return ENOMEM;
-            std::memcpy(copy.data.get(), reinterpret_cast<const void*>(sge.addr), sge.length);
-            c.local = copy.data.get();
+        if (inline_data) {
+            std::uint8_t* copy = slot.inline_copy.data.get() + copied;
+            std::memcpy(copy, reinterpret_cast<const void*>(sge.addr), sge.length);
+            copied += sge.length;
+            c.local = copy;
         } else if (local_region(q.qp->context, sge.lkey, sge.addr, sge.length, g_engine, &view)) {
             c.local = view.addr + (sge.addr - view.iova);
         } else {
             TENT_ERROR("interpose-lkey", "interposer: qp 0x%x: no region of lkey 0x%x holds the work request's data",
                        q.qp->qp_num, sge.lkey);
-            for (auto& p : parts) {
-                if (auto it = s.inflight.find(p.cookie); it != s.inflight.end()) {
-                    g_pool->release(std::move(it->second.buffer));
-                    s.inflight.erase(it);
-                }
-            }
+            g_pool->release(std::move(slot.inline_copy));
             return EINVAL;
         }
-        c.cookie = new_cookie(s, qp, seq, false, std::move(copy));
+        c.cookie = cookie;
         parts.push_back(c);
     }
     slot.onesided_parts = static_cast<int>(parts.size());
@@ -603,7 +712,8 @@ int prepare(State& s, std::unique_lock<std::mutex>& lock, const std::shared_ptr<
     return 0;
 }
 
-int post_locked(const std::shared_ptr<ShadowQp>& q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+int post_locked(ShadowQp& qr, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+    ShadowQp* q = &qr;
     State& s = state();
     std::unique_lock lock(s.mu);
     if (q->mode == QpMode::Plain) {
@@ -646,16 +756,16 @@ int post_locked(const std::shared_ptr<ShadowQp>& q, ibv_send_wr* wr, ibv_send_wr
     std::vector<TentCall> calls;
     int rc = 0;
     for (; wr; wr = wr->next) {
-        rc = prepare(s, lock, q, *wr, calls);
+        rc = prepare(s, lock, *q, *wr, calls);
         if (rc) {
             if (bad_wr) *bad_wr = wr;
             break;
         }
     }
-    std::vector<TentCall> messages = ready_messages(s, q);
+    std::vector<TentCall> messages = ready_messages(*q);
     calls.insert(calls.end(), messages.begin(), messages.end());
     lock.unlock();
-    make_calls(q, calls);
+    if (!calls.empty()) make_calls(*q, calls);
     return rc;
 }
 
@@ -717,15 +827,23 @@ void provider_qp_created(const ibv_qp* qp) {
 }
 
 void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr) {
+    // The engine starts now, in the background, rather than when the QP
+    // looks for its peer at RTR: its start (topology, devices, listener)
+    // takes tens of milliseconds, which the program's own connection
+    // exchange hides; a program's first work requests otherwise wait for it.
+    static std::once_flag early;
+    std::call_once(early, [] { std::thread([] { engine(); }).detach(); });
     auto q = std::make_shared<ShadowQp>();
     q->qp = qp;
     q->sig_all = attr.sq_sig_all != 0;
     State& s = state();
     std::lock_guard lock(s.mu);
     if (attr.srq) q->srq = shadow_srq(s, attr.srq);
-    q->token = s.next_token++;
+    q->token = s.next_token++ & 0x7fffffff;  // 0 is the interposer's own (op_cookie)
+    if (q->token == 0) q->token = s.next_token++;
     s.by_token[q->token] = q;
     s.qps[qp] = std::move(q);
+    g_qps_generation.fetch_add(1, std::memory_order_release);
 }
 
 void forget_qp(ibv_qp* qp) {
@@ -733,8 +851,42 @@ void forget_qp(ibv_qp* qp) {
     std::lock_guard lock(s.mu);
     auto it = s.qps.find(qp);
     if (it == s.qps.end()) return;
-    s.by_token.erase(it->second->token);
+    ShadowQp& q = *it->second;
+    // tent may still send from the buffers of its outstanding work: the
+    // shadow stays (by its token) until that completes, telling nobody.
+    q.forgotten = true;
+    if (q.sq.empty()) s.by_token.erase(q.token);
     s.qps.erase(it);
+    g_qps_generation.fetch_add(1, std::memory_order_release);
+}
+
+ShadowQp* shadow_for(const ibv_qp* qp) {
+    // The last few QPs this thread posted to or polled for, while no QP was
+    // created or destroyed since: no lock, no reference count per verb (a
+    // program never destroys a QP while posting to it, as with any HCA).
+    struct Entry {
+        const ibv_qp* qp;
+        ShadowQp* shadow;
+    };
+    constexpr int kCached = 4;
+    thread_local Entry cache[kCached]{};
+    thread_local std::uint64_t generation = 0;
+    thread_local int next = 0;
+    const std::uint64_t now = g_qps_generation.load(std::memory_order_acquire);
+    if (generation == now) {
+        for (const Entry& e : cache)
+            if (e.qp == qp) return e.shadow;
+    } else {
+        std::fill(std::begin(cache), std::end(cache), Entry{});
+        generation = now;
+    }
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto it = s.qps.find(qp);
+    ShadowQp* shadow = it == s.qps.end() ? nullptr : it->second.get();
+    cache[next] = Entry{qp, shadow};
+    next = (next + 1) % kCached;
+    return shadow;
 }
 
 std::shared_ptr<ShadowQp> find_qp(const ibv_qp* qp) {
@@ -781,7 +933,7 @@ void become_tent(const std::shared_ptr<ShadowQp>& q, tent_peer_t* peer, std::uin
         h.wr.sg_list = h.sge.data();
         h.wr.next = nullptr;
         ibv_send_wr* bad = nullptr;
-        post_locked(q, &h.wr, &bad);
+        post_locked(*q, &h.wr, &bad);
     }
 }
 
@@ -803,8 +955,8 @@ void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why) {
     for (auto& r : recvs) {
         ibv_recv_wr wr{};
         wr.wr_id = r.wr_id;
-        wr.sg_list = r.sge.data();
-        wr.num_sge = static_cast<int>(r.sge.size());
+        wr.sg_list = r.sge();
+        wr.num_sge = r.num_sge;
         ibv_recv_wr* bad = nullptr;
         ops->post_recv(q->qp, &wr, &bad);
     }
@@ -880,6 +1032,23 @@ void program_blocks() {
     nap().cv.notify_all();
 }
 
+namespace {
+
+// Keeps the receives of the list WR in RECVS (state mutex held); EINVAL
+// (*bad_wr set) at the first malformed one, the ones before it kept.
+int hold_receives(std::deque<HeldRecv>& recvs, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+    for (; wr; wr = wr->next) {
+        if (wr->num_sge < 0 || (wr->num_sge > 0 && !wr->sg_list)) {
+            if (bad_wr) *bad_wr = wr;
+            return EINVAL;
+        }
+        recvs.emplace_back(*wr);
+    }
+    return 0;
+}
+
+} // namespace
+
 int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
     State& s = state();
     std::unique_lock lock(s.mu);
@@ -888,16 +1057,7 @@ int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
         const ProviderOps* ops = provider_ops(q.qp->context);
         return ops ? ops->post_recv(q.qp, wr, bad_wr) : EINVAL;
     }
-    for (; wr; wr = wr->next) {
-        if (wr->num_sge < 0) {
-            if (bad_wr) *bad_wr = wr;
-            return EINVAL;
-        }
-        HeldRecv r;
-        r.wr_id = wr->wr_id;
-        r.sge.assign(wr->sg_list, wr->sg_list + wr->num_sge);
-        q.recvs.push_back(std::move(r));
-    }
+    if (int rc = hold_receives(q.recvs, wr, bad_wr)) return rc;
     if (q.failed) flush_receives(s, q);
     else if (q.mode == QpMode::Tent) match_receives(s, q);
     return 0;
@@ -916,16 +1076,7 @@ int shadow_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
         }
         return ops->post_srq_recv(srq, wr, bad_wr);
     }
-    for (; wr; wr = wr->next) {
-        if (wr->num_sge < 0) {
-            if (bad_wr) *bad_wr = wr;
-            return EINVAL;
-        }
-        HeldRecv r;
-        r.wr_id = wr->wr_id;
-        r.sge.assign(wr->sg_list, wr->sg_list + wr->num_sge);
-        shadow->recvs.push_back(std::move(r));
-    }
+    if (int rc = hold_receives(shadow->recvs, wr, bad_wr)) return rc;
     // Messages that waited for a receive take one now, in arrival order per
     // queue pair.
     for (auto& [qp, q] : s.qps)
@@ -950,8 +1101,8 @@ void srq_goes_plain(ibv_srq* srq) {
     for (auto& r : recvs) {
         ibv_recv_wr wr{};
         wr.wr_id = r.wr_id;
-        wr.sg_list = r.sge.data();
-        wr.num_sge = static_cast<int>(r.sge.size());
+        wr.sg_list = r.sge();
+        wr.num_sge = r.num_sge;
         ibv_recv_wr* bad = nullptr;
         ops->post_srq_recv(srq, &wr, &bad);
     }
@@ -963,8 +1114,8 @@ void forget_srq(ibv_srq* srq) {
     s.srqs.erase(srq);
 }
 
-int shadow_post_send(const std::shared_ptr<ShadowQp>& q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
-    std::lock_guard post(q->post_mutex);
+int shadow_post_send(ShadowQp& q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+    std::lock_guard post(q.post_mutex);
     return post_locked(q, wr, bad_wr);
 }
 

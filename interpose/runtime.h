@@ -24,11 +24,14 @@ void mr_registered(ibv_mr* mr, std::uint64_t iova, int access);
 void forget_qp(ibv_qp* qp);
 // The shadow of QP, or nullptr when the interposer does not track it.
 std::shared_ptr<ShadowQp> find_qp(const ibv_qp* qp);
+// The same for the hot path (posts, ibv_wr_*): no lock or reference count
+// per call; valid while the program does not destroy QP.
+ShadowQp* shadow_for(const ibv_qp* qp);
 // After a successful ibv_modify_qp: RTR starts looking for the peer.
 void qp_modified(ibv_qp* qp, const ibv_qp_attr& attr, int attr_mask);
 
 // Hot path (from the dispatch ops); return what the provider's op would.
-int shadow_post_send(const std::shared_ptr<ShadowQp>& q, ibv_send_wr* wr, ibv_send_wr** bad_wr);
+int shadow_post_send(ShadowQp& q, ibv_send_wr* wr, ibv_send_wr** bad_wr);
 int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 // ibv_post_srq_recv on an adopted context's SRQ (shadow_qp.h, ShadowSrq).
 int shadow_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);

@@ -8,6 +8,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -27,9 +28,22 @@ namespace tent::interpose {
 // held back). Tent: carried by tent. Plain: passes through.
 enum class QpMode { Candidate, Pending, Tent, Plain };
 
+// A posted receive: its SGEs inline (no allocation per receive) unless
+// there are more than kInline of them.
 struct HeldRecv {
+    static constexpr int kInline = 4;
     std::uint64_t wr_id = 0;
-    std::vector<ibv_sge> sge;
+    int num_sge = 0;
+    ibv_sge inline_sge[kInline]{};
+    std::vector<ibv_sge> more;  // all of them, when num_sge > kInline
+
+    HeldRecv() = default;
+    HeldRecv(const ibv_recv_wr& wr) : wr_id(wr.wr_id), num_sge(wr.num_sge) {
+        if (num_sge <= kInline) std::copy(wr.sg_list, wr.sg_list + num_sge, inline_sge);
+        else more.assign(wr.sg_list, wr.sg_list + num_sge);
+    }
+    const ibv_sge* sge() const { return num_sge <= kInline ? inline_sge : more.data(); }
+    ibv_sge* sge() { return num_sge <= kInline ? inline_sge : more.data(); }
 };
 
 // A shared receive queue of an adopted context. While every queue pair
@@ -67,6 +81,9 @@ struct Arrival {
 // (a send, or the notice of a write with immediate data) goes only when
 // every one-sided part posted before it, its own included, has completed,
 // so the peer never sees a message before the data written ahead of it.
+// Small messages that wait while the QP has kMessageWindow tent messages
+// in flight go together, in order, as one tent message (a batch) when one
+// of those completes: tent's cost is per message, not per byte.
 struct SendSlot {
     std::uint64_t wr_id = 0;
     bool signaled = false;
@@ -78,6 +95,9 @@ struct SendSlot {
     bool message_inflight = false;
     PooledBuffer message;
     std::size_t message_length = 0;
+    PooledBuffer inline_copy;  // an inline write's data (its one-sided parts send from it)
+    PooledBuffer batch;        // the batch this slot's message opened, if any
+    std::uint64_t batch_last = 0;  // the sequence number of the batch's last slot
     bool done() const { return onesided_parts == 0 && !message_waiting && !message_inflight; }
 };
 
@@ -102,6 +122,11 @@ struct ShadowQp {
     std::vector<HeldSend> held_sends;
     std::deque<SendSlot> sq;
     std::uint64_t sq_base = 0;  // sequence number of sq.front()
+    // The first slot whose message may still wait: the slots before it have
+    // no one-sided part outstanding and their messages went.
+    std::uint64_t msg_cursor = 0;
+    int tent_messages = 0;  // tent messages (single or batch) in flight
+    bool forgotten = false;  // destroyed by the program; kept until its tent operations end
     std::map<std::uint32_t, std::vector<Announcement>> remote_keys;  // the peer's regions by rkey
     tent_peer_t* peer = nullptr;
     std::uint32_t peer_token = 0;
@@ -120,5 +145,11 @@ constexpr std::uint32_t kMessageMagic = 0x746e7451;  // "tntQ"
 constexpr std::uint32_t kHasImm = 1;
 constexpr std::uint32_t kKeys = 2;         // payload: Announcement[]
 constexpr std::uint32_t kWriteNotice = 4;  // payload: the write's length (uint32)
+constexpr std::uint32_t kBatch = 8;        // payload: messages, each as uint32 length + the message
+// Tent messages a QP keeps in flight before its small messages wait to go
+// in a batch, and what a batch holds at most.
+constexpr int kMessageWindow = 4;
+constexpr std::size_t kBatchMessageMax = 1024;  // payload bytes; a larger message goes alone
+constexpr std::size_t kBatchBytes = 16384;
 
 } // namespace tent::interpose

@@ -336,6 +336,9 @@ private:
     // How long the driver may go without reading its listeners, device
     // events and control sockets while it is too busy to poll() them.
     static constexpr auto kServiceInterval = std::chrono::milliseconds(1);
+    // A TCP rail that gave nothing for this long is read every
+    // kServiceInterval only, unless it carries work of ours.
+    static constexpr auto kTcpIdleAfter = std::chrono::milliseconds(20);
     // How long after an application thread's last turn the progress thread
     // stays asleep: the application is likely to call in again by then.
     // Also how often it looks while the application drives: at 2 ms those

@@ -192,10 +192,22 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
 // Also run on a failed rail right before a reset, which would discard
 // messages that arrived before the failure.
 bool Engine::drain_rail(Connection& conn, std::size_t index) {
+    // The vector's storage is reused from call to call (a nested call takes
+    // a fresh one): no allocation per turn.
+    thread_local std::vector<RailCompletion> spare;
     std::vector<RailCompletion> done;
-    conn.rails[index].rail.rail->progress(done, [&](const RailMessage& m) { on_message(conn, m); });
+    done.swap(spare);
+    bool messages = false;
+    conn.rails[index].rail.rail->progress(done, [&](const RailMessage& m) {
+        messages = true;
+        on_message(conn, m);
+    });
+    if (messages || !done.empty()) conn.rails[index].last_activity = clock_.now();
     for (const auto& c : done) on_rail_completion(conn, index, c);
-    return !done.empty();
+    const bool any = !done.empty();
+    done.clear();
+    if (done.capacity() > spare.capacity()) done.swap(spare);
+    return any;
 }
 
 void Engine::post_probe(Connection& conn, std::size_t index) {

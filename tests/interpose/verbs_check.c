@@ -6,7 +6,10 @@
  * and atomics: fetch-and-adds kept in flight together (each value found
  * once, the IBV_WC_FETCH_ADD completion with byte_len 8, the value found
  * written to the local SGE) and compare-and-swaps (swapping only on a
- * match); the server checks the word they leave. With -s on both sides,
+ * match); the server checks the word they leave; then a burst of sends
+ * of 1 to 2000 bytes (several travel together over tent, which must keep
+ * each one whole, once, in order, with its own immediate data), posted as
+ * one list with two signaled, then one by one. With -s on both sides,
  * the QP receives from a shared receive queue (ibv_create_srq,
  * ibv_post_srq_recv) instead of its own, with the same checks. With
  * -n ROUNDS on both sides, all of it is done ROUNDS times (long enough to
@@ -45,6 +48,8 @@
 #define NATOMIC 48
 #define RECV_SLOT 8192u
 #define NRECV 16
+#define NBURST 8 /* sends per half of the burst (twice NBURST fit the receives the server keeps posted) */
+static const uint32_t burst_len[2 * NBURST] = {1, 64, 200, 1024, 8, 2000, 3, 512, 100, 1000, 16, 777, 1025, 5, 64, 300};
 
 struct endpoint {
     uint32_t qpn, psn, rkey, pad;
@@ -373,6 +378,33 @@ static void client(void) {
     struct ibv_wc wc = expect_wc(IBV_WC_COMP_SWAP, 301, "compare-and-swap with a match");
     if (wc.byte_len != 8 || results[0] != sum)
         die("compare-and-swap: byte_len %u, found %llu", wc.byte_len, (unsigned long long)results[0]);
+    /* 8: the burst (see the top): send i from its own 2 KiB of the send
+     * area, with pattern 20 + i, immediate data i on every third; the
+     * shortest ones inline, their bytes cleared at once after posting. */
+    struct ibv_sge bsge[2 * NBURST];
+    struct ibv_send_wr bwr[2 * NBURST];
+    for (int i = 0; i < 2 * NBURST; ++i) {
+        uint8_t *data = buf + SEND_AREA + (uint32_t)i * 2048u;
+        fill(data, burst_len[i], 20u + (unsigned)i);
+        bsge[i] = (struct ibv_sge){(uintptr_t)data, burst_len[i], mr->lkey};
+        bwr[i] = (struct ibv_send_wr){.wr_id = 400 + (uint64_t)i, .sg_list = &bsge[i], .num_sge = 1,
+                                      .opcode = i % 3 == 0 ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+                                      .imm_data = htonl((uint32_t)i)};
+        if (burst_len[i] <= 16) bwr[i].send_flags |= IBV_SEND_INLINE;
+    }
+    for (int i = 0; i + 1 < NBURST; ++i) bwr[i].next = &bwr[i + 1];
+    bwr[3].send_flags |= IBV_SEND_SIGNALED;
+    bwr[NBURST - 1].send_flags |= IBV_SEND_SIGNALED;
+    post_send(&bwr[0]);
+    for (int i = NBURST; i < 2 * NBURST; ++i) {
+        bwr[i].send_flags |= IBV_SEND_SIGNALED;
+        post_send(&bwr[i]);
+    }
+    for (int i = 0; i < 2 * NBURST; ++i)
+        if (bwr[i].send_flags & IBV_SEND_INLINE) memset(buf + SEND_AREA + (uint32_t)i * 2048u, 0, burst_len[i]);
+    expect_wc(IBV_WC_SEND, 403, "burst: the first signaled send of the list");
+    expect_wc(IBV_WC_SEND, 400 + NBURST - 1, "burst: the last send of the list");
+    for (int i = NBURST; i < 2 * NBURST; ++i) expect_wc(IBV_WC_SEND, 400 + (uint64_t)i, "burst: a send posted alone");
 }
 
 static void server(void) {
@@ -405,6 +437,17 @@ static void server(void) {
                                 .send_flags = IBV_SEND_SIGNALED};
     post_send(&reply);
     expect_wc(IBV_WC_SEND, 7, "reply");
+    /* 8: the burst, each send once, in order, whole. */
+    for (int i = 0; i < 2 * NBURST; ++i) {
+        char what[32];
+        snprintf(what, sizeof what, "burst send %d", i);
+        slot = take_slot();
+        wc = expect_recv(slot, burst_len[i], what);
+        const int imm = (wc.wc_flags & IBV_WC_WITH_IMM) != 0;
+        if (imm != (i % 3 == 0) || (imm && ntohl(wc.imm_data) != (uint32_t)i))
+            die("%s: immediate 0x%x, flags 0x%x", what, ntohl(wc.imm_data), wc.wc_flags);
+        check(buf + RECV_AREA + slot * RECV_SLOT, burst_len[i], 20u + (unsigned)i, what);
+    }
 }
 
 /* -k: the peer is gone; see the top of the file. */
