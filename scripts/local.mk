@@ -18,7 +18,8 @@ tent_bench_SOURCES = scripts/tent-bench/tent_bench.cpp scripts/tent-bench/option
 	scripts/tent-bench/engine_setup.h scripts/tent-bench/engine_setup.cpp scripts/tent-bench/pattern.h \
 	scripts/tent-bench/report.h scripts/tent-bench/report.cpp scripts/tent-bench/run.h scripts/json_string.h \
 	scripts/tent-bench/server.cpp scripts/tent-bench/client.cpp scripts/tent-bench/stream.h \
-	scripts/tent-bench/stream.cpp scripts/tent-bench/stats_ticker.h scripts/tent-bench/stats_ticker.cpp
+	scripts/tent-bench/stream.cpp scripts/tent-bench/stats_ticker.h scripts/tent-bench/stats_ticker.cpp \
+	scripts/tent-bench/write_check.h scripts/tent-bench/write_check.cpp
 tent_bench_CPPFLAGS = $(TENT_CPPFLAGS) -I$(top_srcdir)/scripts
 tent_bench_LDADD = libtent.la
 dist_man_MANS += man/tent-bench.1

@@ -72,6 +72,8 @@ CRITERION_TESTS = \
 	tests/unit/wire/test_version_negotiation \
 	tests/unit/wire/test_auth_handshake \
 	tests/unit/engine/test_send_reassembler \
+	tests/unit/engine/test_send_flow \
+	tests/unit/engine/test_engine_flow \
 	tests/unit/engine/test_chunk_plan \
 	tests/unit/engine/test_rearm_handshake \
 	tests/unit/engine/test_engine_loopback \

@@ -57,7 +57,7 @@ int run_client(const Options& o) {
     p.op = static_cast<std::uint32_t>(o.op);
     p.depth = o.depth;
     p.size = o.size;
-    p.check = o.check;
+    p.check = o.verify_writes ? kVerifyWrites : o.check;
     if (o.background) {
         p.background_op = static_cast<std::uint32_t>(o.background_op);
         p.background_depth = o.background_depth;
@@ -82,9 +82,12 @@ int run_client(const Options& o) {
     // One registration: the measured stream's slots, then the background's.
     const std::uint64_t main_bytes = o.size * (o.reuse_buffer ? 1 : o.depth);
     const std::uint64_t background_bytes = o.background ? o.background_size * o.background_depth : 0;
+    // Then the notes of checked writes (write_check.h), 8-byte aligned.
+    const std::uint64_t notes_at = (main_bytes + background_bytes + 7) / 8 * 8;
+    const std::uint64_t notes_bytes = o.verify_writes ? o.depth * sizeof(WriteNote) : 0;
     std::vector<std::uint8_t> local;
     try {
-        local.assign(main_bytes + background_bytes, 0);
+        local.assign(notes_at + notes_bytes, 0);
     } catch (const std::bad_alloc&) {
         return fail("cannot allocate " + std::to_string(main_bytes + background_bytes) + " bytes");
     }
@@ -93,14 +96,16 @@ int run_client(const Options& o) {
     if (rc != TENT_OK) return fail(std::string("cannot register memory: ") + tent_strerror(rc));
     MemPtr mem(m);
 
-    Stream main_stream(
-        StreamSpec{o.op, o.size, o.depth, o.priority, o.hint, o.check, o.reuse_buffer, 0, local.data(), remote});
+    Stream main_stream(StreamSpec{o.op, o.size, o.depth, o.priority, o.hint, o.check, o.reuse_buffer, 0, local.data(),
+                                  remote, o.verify_writes ? reinterpret_cast<WriteNote*>(local.data() + notes_at)
+                                                          : nullptr});
     std::optional<Stream> background;
     if (o.background)
         background.emplace(StreamSpec{o.background_op, o.background_size, o.background_depth, o.background_priority,
                                       o.hint, false, false, 1, local.data() + main_bytes,
                                       remote + o.size * o.depth});  // the server's region is not shrunk
 
+    if (!main_stream.start_checks(engine.get(), error)) return fail(error);
     std::optional<StatsTicker> ticker;
     ticker.emplace(engine.get(), o.stats_interval_ms);
     const Clock::time_point run_start = Clock::now();
@@ -127,6 +132,7 @@ int run_client(const Options& o) {
         if (!posting) background_posting = false;  // the background ends with the measured stream
         if (background_posting) background_posting = background->post(peer, key, 0);
         if (posting && started) posting = main_stream.post(peer, key, o.iters);
+        main_stream.send_notes(peer);
         std::uint64_t inflight = main_stream.inflight() + (background ? background->inflight() : 0);
         if (!posting && !background_posting && inflight == 0) break;
 
@@ -134,7 +140,9 @@ int run_client(const Options& o) {
         if (n < 0) return fail(std::string("poll: ") + tent_strerror(n));
         now = Clock::now();
         for (int i = 0; i < n; ++i) {
-            if (cookie_tag(comps[i].cookie) == 1 && background) {
+            if (comps[i].cookie & kCheckCookie) {
+                main_stream.check_completion(comps[i]);
+            } else if (cookie_tag(comps[i].cookie) == 1 && background) {
                 background->complete(comps[i], now);
                 if (!started) begin_measuring(now);
             } else {
@@ -170,6 +178,12 @@ int run_client(const Options& o) {
                 std::chrono::duration<double>(background->last_completion() - background->first_post()).count();
     }
     const std::vector<std::uint64_t>& last_seq = main_stream.last_seq();
+    if (o.verify_writes && stall.empty() && main_stream.verified() + r.mismatches < r.ops) {
+        ++r.mismatches;
+        if (r.check_detail.empty())
+            r.check_detail = std::to_string(r.ops) + " writes completed, " + std::to_string(main_stream.verified()) +
+                             " verified at the server";
+    }
 
     // Done: tell the server, take its check result.
     std::uint64_t server_mismatches = 0, received = 0;

@@ -29,6 +29,8 @@ const char* const kUsage =
     "  --rails LIST         comma-separated: tcp, tcp:ADDR, HCA device names\n"
     "  --priority P         high, medium or low (default medium)\n"
     "  --check              verify every byte written, read or received\n"
+    "  --verify-writes      with --op write: --check, and every write is checked\n"
+    "                       at its target before its slot is written again\n"
     "  --reuse-buffer       every operation uses the same buffer, as ib_write_bw\n"
     "                       does (not with --check)\n"
     "  --json               print one JSON object with the results\n"
@@ -225,6 +227,8 @@ bool parse_options(int argc, char** argv, Options& o, std::string& message, int&
             }
         } else if (a == "--check") {
             o.check = true;
+        } else if (a == "--verify-writes") {
+            o.check = o.verify_writes = true;
         } else if (a == "--reuse-buffer") {
             o.reuse_buffer = true;
         } else if (a == "--json") {
@@ -248,6 +252,10 @@ bool parse_options(int argc, char** argv, Options& o, std::string& message, int&
     if (!o.iters && !(o.duration_secs > 0)) o.duration_secs = 1;
     if (background_detail && !o.background) {
         message = "tent-bench: the --background-* options need --background-op\n";
+        return false;
+    }
+    if (o.verify_writes && (o.listen || o.op != Op::Write)) {
+        message = "tent-bench: --verify-writes is a client option for --op write\n";
         return false;
     }
     if (o.reuse_buffer && o.check) {

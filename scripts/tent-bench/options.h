@@ -29,6 +29,7 @@ struct Options {
     tent_priority_t priority = TENT_PRIORITY_MEDIUM;
     tent_transport_t hint = TENT_TRANSPORT_ANY;
     bool check = false;
+    bool verify_writes = false;  // --verify-writes: every write checked at its target (implies check)
     // Every operation of the measured stream uses the same local and remote
     // buffer, as ib_write_bw does above 2 KiB: the data then stays in cache.
     bool reuse_buffer = false;

@@ -26,6 +26,8 @@ struct RunParams {
 };
 constexpr std::uint64_t kMagic = 0x32484342544e4554ull;  // "TENTBCH2"
 constexpr std::uint64_t kNoSeq = ~0ull;
+// RunParams::check: 1 --check, kVerifyWrites --verify-writes (write_check.h).
+constexpr std::uint64_t kVerifyWrites = 2;
 
 } // namespace tent_bench
 

@@ -1,5 +1,6 @@
 // The server: offers one region of depth x size bytes to the client's writes
 // and reads, receives its messages, and checks what arrived when asked.
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -15,6 +16,7 @@
 #include "tent-bench/pattern.h"
 #include "tent-bench/run.h"
 #include "tent-bench/stats_ticker.h"
+#include "tent-bench/write_check.h"
 
 namespace tent_bench {
 
@@ -81,7 +83,10 @@ int run_server(const Options& o) {
         p.background_size > (1ull << 32) || p.background_size * p.background_depth > (64ull << 30))
         return fail("the client's parameters are out of range");
     // The background stream's slots follow the measured stream's.
-    const std::uint64_t region_bytes = p.size * p.depth + p.background_size * p.background_depth;
+    const std::uint64_t slot_bytes = p.size * p.depth + p.background_size * p.background_depth;
+    // Then the answers of checked writes (write_check.h), 8-byte aligned.
+    const std::uint64_t answers_at = (slot_bytes + 7) / 8 * 8;
+    const std::uint64_t region_bytes = answers_at + std::uint64_t{p.depth} * sizeof(WriteNote);
     Op op = static_cast<Op>(p.op);
     bool check = p.check != 0;
 
@@ -126,8 +131,21 @@ int run_server(const Options& o) {
     // writes, the sequence number of the last write into each slot.
     std::uint64_t ops_ok = 0;
     std::vector<std::uint64_t> last_seq(p.depth);
+    // Checked writes: each one is verified here, at its target, when the
+    // client's note says it completed (write_check.h).
+    const bool verify_writes = op == Op::Write && p.check == kVerifyWrites;
+    WriteVerifier verifier(engine.get(), region.data(), p.size, p.depth,
+                           reinterpret_cast<WriteNote*>(region.data() + answers_at));
+    if (verify_writes && !verifier.start(error)) return fail(error);
     {
         StatsTicker ticker(engine.get(), o.stats_interval_ms);
+        tent_completion_t comps[64];
+        // Until the client says it is done (its notes are all answered by then).
+        for (pollfd pfd{peer.fd(), POLLIN, 0}; verify_writes && ::poll(&pfd, 1, 0) == 0;) {
+            int n = tent_poll(engine.get(), comps, 64);
+            for (int i = 0; i < n; ++i) verifier.on_completion(comps[i]);
+            if (n <= 0) (void)tent_wait(engine.get(), 10);
+        }
         if (!peer.recv_u64(ops_ok) || !peer.recv_all(last_seq.data(), last_seq.size() * 8))
             return fail("the client went away before it was done");
     }
@@ -152,6 +170,23 @@ int run_server(const Options& o) {
                 detail = std::to_string(got) + " messages received, " + std::to_string(ops_ok) + " sent";
         }
     } else if (op == Op::Write && check) {
+        if (verify_writes) {
+            mismatches = verifier.mismatches();
+            detail = verifier.detail();
+            if (verifier.verified() + mismatches < ops_ok) {
+                ++mismatches;
+                if (detail.empty())
+                    detail = std::to_string(ops_ok) + " writes completed, " + std::to_string(verifier.verified()) +
+                             " verified here";
+            }
+            // The last answers' completions, before the engine goes (bounded).
+            tent_completion_t comps[64];
+            for (int i = 0; i < 100 && verifier.answers_in_flight() > 0; ++i) {
+                int n = tent_poll(engine.get(), comps, 64);
+                for (int k = 0; k < n; ++k) verifier.on_completion(comps[k]);
+                if (n <= 0) (void)tent_wait(engine.get(), 10);
+            }
+        }
         for (std::uint32_t s = 0; s < p.depth; ++s) {
             const std::uint8_t* slot = region.data() + s * p.size;
             std::string bad;
@@ -164,7 +199,7 @@ int run_server(const Options& o) {
             } else if (!seq_matches(slot, p.size, last_seq[s])) {
                 bad = "slot " + std::to_string(s) + " does not hold write " + std::to_string(last_seq[s]) +
                       " (holds " + std::to_string(read_seq(slot, p.size)) + ")";
-            } else if (std::size_t at = find_mismatch(slot, p.size, s, 8); at != p.size) {
+            } else if (std::size_t at = find_mismatch(slot, p.size, last_seq[s], 8); at != p.size) {
                 bad = "slot " + std::to_string(s) + " differs at byte " + std::to_string(at);
             }
             if (!bad.empty()) {
@@ -190,9 +225,10 @@ int run_server(const Options& o) {
     }
 
     if (o.json)
-        std::printf("{\"role\":\"server\",\"op\":\"%s\",\"size\":%llu,\"received\":%llu,\"mismatches\":%llu}\n",
+        std::printf("{\"role\":\"server\",\"op\":\"%s\",\"size\":%llu,\"received\":%llu,\"verified\":%llu,"
+                    "\"mismatches\":%llu}\n",
                     op_name(op), (unsigned long long)p.size, (unsigned long long)receiver.received.load(),
-                    (unsigned long long)mismatches);
+                    (unsigned long long)verifier.verified(), (unsigned long long)mismatches);
     else
         std::printf("tent-bench: %s run done, %s\n", op_name(op),
                     !check ? "not checked" : mismatches ? "CHECK FAILED" : "every byte checked");

@@ -17,6 +17,7 @@
 #include "tent-bench/options.h"
 #include "tent-bench/report.h"
 #include "tent-bench/run.h"
+#include "tent-bench/write_check.h"
 
 namespace tent_bench {
 
@@ -44,6 +45,7 @@ struct StreamSpec {
     unsigned tag = 0;                // 0 the measured stream, 1 the background
     std::uint8_t* local = nullptr;   // depth * size registered bytes (size if reuse_buffer)
     std::uint64_t remote = 0;        // the server's slot 0 of this stream
+    WriteNote* notes = nullptr;      // checked writes: depth notes in registered memory (write_check.h)
 };
 
 class Stream {
@@ -54,13 +56,24 @@ public:
     // limit operations have been posted (0: no limit). Returns false once
     // the peer is unreachable (nothing more can be posted).
     bool post(tent_peer_t* peer, const std::vector<std::uint8_t>& key, std::uint64_t limit);
+    // Checked writes: posts the buffers for the server's answers
+    // (write_check.h); once per run, before the first post.
+    bool start_checks(tent_engine_t* engine, std::string& error);
+    // A completion of the write check's own messages (kCheckCookie set).
+    void check_completion(const tent_completion_t& c);
+    // Posts the notes of checked writes that completed (also after the
+    // last post of the run).
+    void send_notes(tent_peer_t* peer);
     // A completion of this stream (cookie_tag matches); now is when it was
     // polled. A completion of no operation in flight (a second completion
     // of one, or a stranger) is counted as an error.
     void complete(const tent_completion_t& c, Clock::time_point now);
 
     std::uint64_t posted() const { return posted_; }
+    // Operations not over: in flight, or (checked writes) awaiting their check.
     std::uint64_t inflight() const { return inflight_; }
+    // Writes the server found in place (checked writes).
+    std::uint64_t verified() const { return verified_; }
     // The sequence number of the last successful write into each slot
     // (kNoSeq: never written, kFailedSlot: the last write failed).
     const std::vector<std::uint64_t>& last_seq() const { return last_seq_; }
@@ -81,8 +94,19 @@ private:
     std::vector<Clock::time_point> posted_at_;
     std::vector<std::uint64_t> last_seq_;
     std::vector<std::uint64_t> slot_seq_;  // the operation in flight in each slot, kNoSeq when free
+    // Checked writes: a completed write's slot waits for its note to be
+    // sent and answered (write_check.h) before it is free again.
+    bool checks_writes() const { return spec_.op == Op::Write && spec_.notes != nullptr; }
+    void release_checked(std::uint32_t s);
+    tent_engine_t* engine_ = nullptr;
+    WriteNote* notes_ = nullptr;         // spec's: a send's source must be registered
+    std::vector<WriteNote> answers_;
+    std::vector<std::uint32_t> unsent_notes_;   // slots whose note is still to be posted
+    std::vector<std::uint8_t> note_pending_;    // per slot: note posted, its send not completed
+    std::vector<std::uint8_t> answer_pending_;  // per slot: answer not received
     std::uint64_t posted_ = 0;
     std::uint64_t inflight_ = 0;
+    std::uint64_t verified_ = 0;
     std::string first_error_;
     Clock::time_point first_post_{};
     Clock::time_point last_completion_{};

@@ -13,6 +13,7 @@
 
 #include "engine/control_outbox.h"
 #include "engine/rearm_handshake.h"
+#include "engine/send_flow.h"
 #include "engine/send_reassembler.h"
 #include "metrics/metric.h"
 #include "common/unique_fd.h"
@@ -86,6 +87,11 @@ struct Connection {
     std::uint64_t next_seq = 1;      // every operation
     std::uint64_t next_msg_seq = 1;  // two-sided messages, gap-free
     SendReassembler reassembler;
+    // Flow control of messages (send_flow.h): the peer's window over ours,
+    // SENDs (op ids, in order) waiting for its credit, and the credit we owe.
+    SendWindow send_window;
+    std::deque<std::uint64_t> credit_waiting;
+    CreditGrant credit{1};
     std::unique_ptr<DeviceSelector> selector;
     QosLane lane;  // policy/qos_lane.h
     bool unreachable = false;

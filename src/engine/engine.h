@@ -25,7 +25,8 @@
 // above striping_threshold are striped over the rails (chunk_plan.h), the
 // chunk ending the transfer posted last; messages are fragmented
 // (send_fragment_size) and delivered exactly once, in order
-// (send_reassembler.h).
+// (send_reassembler.h), within the window the receiver grants (send_flow.h:
+// its memory for a peer's messages is bounded; a sender beyond it waits).
 //
 // Failover (engine_failover.cpp, engine_rail_care.cpp, engine_control.cpp):
 // a piece (chunk or fragment) whose rail fails is replayed on another rail
@@ -283,6 +284,11 @@ private:
     void finish_op(std::uint64_t op_id);
     void on_message(Connection& conn, const RailMessage& message);
     void deliver(Connection& conn);
+    // Flow control of messages (send_flow.h): our credit to the peer, the
+    // peer's credit to us, and the SENDs that waited for it.
+    void grant_credit(Connection& conn);
+    void on_send_credit(Connection& conn, const wire::SendCredit& credit);
+    void start_credit_waiting(Connection& conn);
     void push_completion(EngineCompletion c);
     void refresh_stats();
 

@@ -180,6 +180,9 @@ void Engine::add_connection(std::unique_ptr<Connection> conn) {
     for (auto& r : rails) add_rail(c, std::move(r.rail));
     // The provider index was only carried for add_rail's benefit.
     for (std::size_t i = 0; i < rails.size() && i < c.rails.size(); ++i) c.rails[i].provider = rails[i].provider;
+    // The peer sends one message at a time until it knows our window.
+    c.credit = CreditGrant(params_.send_window);
+    grant_credit(c);
     refresh_stats();
 }
 

@@ -4,6 +4,8 @@
 //   Probe{nonce}, ProbeReply{nonce} about rail R: the re-arm handshake
 //                          (rearm_handshake.h, engine_rail_care.cpp)
 //   PortState              one of the sender's ports went down or came back
+//   SendCredit             messages the application took here, and our window
+//                          (flow control of messages: send_flow.h)
 // The channel is a TCP socket; a peer that closes it is unreachable.
 #include <sys/socket.h>
 
@@ -88,6 +90,8 @@ void Engine::on_control_frame(Connection& conn, const wire::Frame& frame) {
         on_peer_rearm_frame(conn, frame.rail_id, static_cast<std::uint32_t>(probe->nonce), false);
     } else if (const auto* answer = std::get_if<wire::ProbeReply>(&frame.body)) {
         on_peer_rearm_frame(conn, frame.rail_id, static_cast<std::uint32_t>(answer->nonce), true);
+    } else if (const auto* credit = std::get_if<wire::SendCredit>(&frame.body)) {
+        on_send_credit(conn, *credit);
     } else if (const auto* port = std::get_if<wire::PortState>(&frame.body)) {
         on_peer_port_state(conn, *port);
     } else if (std::holds_alternative<wire::Goodbye>(frame.body)) {

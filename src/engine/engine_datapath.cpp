@@ -36,8 +36,38 @@ void Engine::start_op_by_id(std::uint64_t id) {
         finish_op(id);
         return;
     }
-    start_planned(*conn->second, op);
+    // A message beyond the peer's window waits for its credit, behind those
+    // already waiting (message numbers are taken in start order).
+    Connection& c = *conn->second;
+    if (op.type == OpType::Send && op.msg_seq == 0 && (!c.credit_waiting.empty() || !c.send_window.may_start())) {
+        c.credit_waiting.push_back(id);
+        return;
+    }
+    start_planned(c, op);
     if (ops_.count(id)) advance(op);
+}
+
+void Engine::start_credit_waiting(Connection& conn) {
+    while (!conn.credit_waiting.empty() && conn.send_window.may_start()) {
+        const std::uint64_t id = conn.credit_waiting.front();
+        conn.credit_waiting.pop_front();
+        auto it = ops_.find(id);
+        if (it == ops_.end()) continue;  // failed meanwhile (peer unreachable)
+        Op& op = *it->second;
+        start_planned(conn, op);
+        if (ops_.count(id)) advance(op);
+    }
+}
+
+void Engine::on_send_credit(Connection& conn, const wire::SendCredit& credit) {
+    conn.send_window.credited(credit.delivered, credit.window);
+    start_credit_waiting(conn);
+}
+
+void Engine::grant_credit(Connection& conn) {
+    send_control(conn, wire::Frame{0, 0, conn.id, 0,
+                                   wire::SendCredit{conn.reassembler.last_delivered(), conn.credit.window()}});
+    conn.credit.reported();
 }
 
 // Plans the op and posts its first batch; with no usable rail to the peer
@@ -117,7 +147,10 @@ std::vector<RailView> Engine::rail_views(const Connection& conn, const std::vect
 Status Engine::plan(Connection& conn, Op& op) {
     // Numbers are taken once, in start order, even if the op waits for a rail.
     if (op.seq == 0) op.seq = conn.next_seq++;
-    if (op.type == OpType::Send && op.msg_seq == 0) op.msg_seq = conn.next_msg_seq++;
+    if (op.type == OpType::Send && op.msg_seq == 0) {
+        op.msg_seq = conn.next_msg_seq++;
+        conn.send_window.started(op.msg_seq, op.length);
+    }
     const TimePoint now = clock_.now();
     Status why;
     std::vector<std::size_t> allowed = rails_for(conn, op, now, why);
@@ -464,10 +497,12 @@ void Engine::deliver(Connection& conn) {
                                      : Status::ok();
             push_completion({recv.cookie, OpType::Recv, s, m->size(), conn.id});
         } else {
-            return;  // held until a buffer is posted
+            break;  // held until a buffer is posted
         }
+        conn.credit.released(m->size());
         conn.reassembler.pop_ready();
     }
+    if (conn.credit.due()) grant_credit(conn);
 }
 
 } // namespace tent

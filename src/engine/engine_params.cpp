@@ -7,6 +7,7 @@ EngineParams EngineParams::from_config(const Config& config) {
     p.striping_threshold = static_cast<std::uint64_t>(config.get_int(Knob::StripingThreshold));
     p.chunk_size = static_cast<std::uint64_t>(config.get_int(Knob::ChunkSize));
     p.send_fragment_size = static_cast<std::uint64_t>(config.get_int(Knob::SendFragmentSize));
+    p.send_window = static_cast<std::uint64_t>(config.get_int(Knob::SendWindow));
     p.control_address = config.get_string(Knob::ControlAddress);
     p.connect_timeout = std::chrono::milliseconds(config.get_int(Knob::ConnectTimeoutMs));
     p.max_failover_attempts = static_cast<int>(config.get_int(Knob::MaxFailoverAttempts));

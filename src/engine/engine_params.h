@@ -15,6 +15,7 @@ struct EngineParams {
     std::uint64_t striping_threshold = 0;
     std::uint64_t chunk_size = 0;
     std::uint64_t send_fragment_size = 0;
+    std::uint64_t send_window = 0;  // bytes of messages a peer may have beyond what we delivered (send_flow.h)
     std::string control_address;
     Duration connect_timeout{};
     int max_failover_attempts = 0;  // per piece; 0 = failover off

@@ -2,6 +2,7 @@
 libtentcore_la_SOURCES += \
 	src/engine/send_header.h src/engine/send_header.cpp \
 	src/engine/send_reassembler.h src/engine/send_reassembler.cpp \
+	src/engine/send_flow.h src/engine/send_flow.cpp \
 	src/engine/chunk_plan.h src/engine/chunk_plan.cpp \
 	src/engine/memory_registry.h src/engine/memory_registry.cpp \
 	src/engine/control_outbox.h src/engine/control_outbox.cpp \

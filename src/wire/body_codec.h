@@ -89,6 +89,10 @@ void encode_body(const SyncReply& b, ByteWriter& w);
 Status decode_body(ByteReader& r, SyncReply& b);
 Status validate_body(const SyncReply& b);
 
+void encode_body(const SendCredit& b, ByteWriter& w);
+Status decode_body(ByteReader& r, SendCredit& b);
+Status validate_body(const SendCredit& b);
+
 void encode_body(const PortState& b, ByteWriter& w);
 Status decode_body(ByteReader& r, PortState& b);
 Status validate_body(const PortState& b);

@@ -7,6 +7,7 @@
 //   Heartbeat(Ack), Probe(Reply)  nonce u64, timestamp ns u64
 //   SyncRequest/Reply            epoch u32, last delivered u64
 //   PortState                    hca index u8, port u8, condition u8
+//   SendCredit                   delivered u64, window u64
 #include <set>
 #include <string>
 
@@ -224,6 +225,23 @@ Status validate_body(const SyncRequest& b) { return validate_sync(b); }
 void encode_body(const SyncReply& b, ByteWriter& w) { encode_sync(b, w); }
 Status decode_body(ByteReader& r, SyncReply& b) { return decode_sync(r, b); }
 Status validate_body(const SyncReply& b) { return validate_sync(b); }
+
+// Flow control
+
+void encode_body(const SendCredit& b, ByteWriter& w) {
+    w.u64(b.delivered);
+    w.u64(b.window);
+}
+
+Status decode_body(ByteReader& r, SendCredit& b) {
+    if (!(r.u64(b.delivered, "delivered") && r.u64(b.window, "window"))) return truncated(SendCredit::kType, r);
+    return Status::ok();
+}
+
+Status validate_body(const SendCredit& b) {
+    if (b.window == 0) return invalid(SendCredit::kType, "window 0");
+    return Status::ok();
+}
 
 // Port events
 

@@ -99,6 +99,19 @@ struct SyncReply {
     bool operator==(const SyncReply&) const = default;
 };
 
+// Flow control of two-sided messages (the receiver's side of it): every
+// message up to `delivered` was handed to the application, and the sender
+// may have messages beyond it outstanding as long as those before the
+// newest one weigh less than `window` bytes (engine/send_flow.h). Sent once
+// when the connection starts, then whenever the receiver released a
+// quarter of its window since the last one.
+struct SendCredit {
+    static constexpr FrameType kType = FrameType::SendCredit;
+    uint64_t delivered = 0;  // 0: nothing delivered yet
+    uint64_t window = 1;     // bytes, >= 1
+    bool operator==(const SendCredit&) const = default;
+};
+
 // The sender's HCA entry hca_index (in its address blob) has a port that
 // went down, came back, or a device that failed.
 enum class PortCondition : uint8_t { Down = 0, Active = 1, DeviceFatal = 2 };

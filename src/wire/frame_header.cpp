@@ -50,6 +50,7 @@ size_t max_payload_length(FrameType t) {
     case FrameType::ProbeReply: return 8 + 8;
     case FrameType::SyncRequest:
     case FrameType::SyncReply: return 4 + 8;
+    case FrameType::SendCredit: return 8 + 8;
     case FrameType::PortState: return 1 + 1 + 1;
     }
     return 0;

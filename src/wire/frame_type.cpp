@@ -24,6 +24,7 @@ const char* frame_type_name(FrameType t) {
     case FrameType::ProbeReply: return "probe reply";
     case FrameType::SyncRequest: return "sync request";
     case FrameType::SyncReply: return "sync reply";
+    case FrameType::SendCredit: return "send credit";
     case FrameType::PortState: return "port state";
     }
     return "unknown";

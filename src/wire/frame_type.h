@@ -29,6 +29,8 @@ enum class FrameType : uint8_t {
     // Agreement on the last delivered sequence number before replay.
     SyncRequest = 30,
     SyncReply = 31,
+    // Flow control of two-sided messages: what the receiver let through.
+    SendCredit = 32,
     // A port of the sender changed state (its own asynchronous event), so
     // the receiver attributes faults of its rails to that remote port.
     PortState = 40,

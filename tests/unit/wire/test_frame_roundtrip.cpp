@@ -182,6 +182,8 @@ Test(frame_roundtrip, completions_and_control) {
     }
     expect_round_trip(make_frame(SyncRequest{1, 0}), "first sync, nothing delivered");
     expect_round_trip(make_frame(SyncReply{kU32Max, kU64Max}), "sync reply at the top");
+    expect_round_trip(make_frame(SendCredit{0, 1}), "first credit, smallest window");
+    expect_round_trip(make_frame(SendCredit{kU64Max, kU64Max}), "credit at the top");
     for (auto c : {PortCondition::Down, PortCondition::Active, PortCondition::DeviceFatal})
         expect_round_trip(make_frame(PortState{15, 255, c}), "port state");
     for (auto r : {GoodbyeReason::Normal, GoodbyeReason::ProtocolError, GoodbyeReason::Timeout})
