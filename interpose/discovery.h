@@ -11,7 +11,7 @@
 namespace tent::interpose {
 
 // The rendezvous name of one end of a connection: its port's GID and its
-// QP number (names are per host: abstract unix sockets).
+// QP number (unique per host; the GID names the host on the network).
 std::string rendezvous_name(const ibv_gid& gid, std::uint32_t qpn);
 
 // Starts looking for the peer of Q; calls become_tent() or become_plain().

@@ -15,6 +15,14 @@ namespace tent::interpose {
 namespace {
 // Set from the configuration, or the knob table's default if it is invalid.
 std::atomic<int> g_discovery_ms{0};
+std::atomic<int> g_rendezvous_port{0};
+
+int default_of(Knob k) { return std::atoi(std::string(knob_spec(k).default_text).c_str()); }
+}
+
+int rendezvous_port() {
+    ensure_configured();
+    return g_rendezvous_port.load();
 }
 
 int discovery_timeout_ms() {
@@ -28,11 +36,13 @@ void ensure_configured() {
         LoadResult loaded = load_config();
         if (!loaded.ok()) {
             TENT_ERROR("config-invalid", "interposer keeps the defaults: %s", loaded.error_text().c_str());
-            g_discovery_ms = std::atoi(std::string(knob_spec(Knob::InterposeDiscoveryMs).default_text).c_str());
+            g_discovery_ms = default_of(Knob::InterposeDiscoveryMs);
+            g_rendezvous_port = default_of(Knob::InterposeRendezvousPort);
             return;
         }
         (void)configure_logging(loaded.config);
         g_discovery_ms = static_cast<int>(loaded.config.get_int(Knob::InterposeDiscoveryMs));
+        g_rendezvous_port = static_cast<int>(loaded.config.get_int(Knob::InterposeRendezvousPort));
     });
 }
 

@@ -12,4 +12,7 @@ void ensure_configured();
 // interpose_discovery_ms (tent.conf(5)).
 int discovery_timeout_ms();
 
+// interpose_rendezvous_port (tent.conf(5)); 0: peers on this host only.
+int rendezvous_port();
+
 } // namespace tent::interpose

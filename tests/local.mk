@@ -206,6 +206,7 @@ SCRIPT_TESTS = \
 	tests/netns/tcp-link.sh \
 	tests/netns/all-pulled.sh \
 	tests/netns/tcp-heal.sh \
+	tests/netns/interpose-remote.sh \
 	tests/man/check-man-pages.sh \
 	tests/layering.sh \
 	tests/knobs/check-knobs-read.sh \

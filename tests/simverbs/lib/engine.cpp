@@ -207,6 +207,12 @@ Engine* Engine::get() {
 
 bool Engine::init() {
   settings = read_settings();
+  if (!settings.bad_port_addresses.empty()) {
+    fprintf(stderr, "simverbs: SIMVERBS_PORT_ADDRESSES: '%s' is not an IPv4 address\n",
+            settings.bad_port_addresses.c_str());
+    errno = EINVAL;
+    return false;
+  }
   make_dir(settings.dir);
   make_dir(settings.dir + "/addr");
   rundir = settings.dir + "/" + settings.fabric;
@@ -219,11 +225,14 @@ bool Engine::init() {
     auto port = std::make_unique<Port>();
     port->index = int(i);
     port->name = settings.devices[i];
-    // Address derived from pid and port index; on a clash step to another /16.
+    // Address derived from pid and port index; on a clash step to another
+    // /16. One given in SIMVERBS_PORT_ADDRESSES is taken as it is or not at all.
+    bool given = i < settings.port_addresses.size();
     uint32_t v = (pid * 16 + uint32_t(i)) & 0xffffff;
-    for (int attempt = 0; attempt < 512 && port->listen_fd < 0; attempt++, v = (v + 0x10000 * 7 + 1) & 0xffffff) {
-      if ((v & 0xff) == 0 || (v & 0xff) == 255 || (v >> 8) == 0) continue;
-      uint32_t ip = 0x7f000000u | v;
+    for (int attempt = 0; attempt < (given ? 1 : 512) && port->listen_fd < 0;
+         attempt++, v = (v + 0x10000 * 7 + 1) & 0xffffff) {
+      if (!given && ((v & 0xff) == 0 || (v & 0xff) == 255 || (v >> 8) == 0)) continue;
+      uint32_t ip = given ? settings.port_addresses[i] : 0x7f000000u | v;
       // The address is claimed machine-wide (all fabrics) by a socket in
       // addr/, so GIDs stay unique even between isolated test runs.
       std::string claim = settings.dir + "/addr/" + dotted(ip) + ".sock";
@@ -242,7 +251,12 @@ bool Engine::init() {
       port->listen_fd = fd;
       g_cleanup.push_back(path);
     }
-    if (port->listen_fd < 0) return false;
+    if (port->listen_fd < 0) {
+      if (given)
+        fprintf(stderr, "simverbs: SIMVERBS_PORT_ADDRESSES: %s (port of %s) is in use by another process\n",
+                dotted(settings.port_addresses[i]).c_str(), port->name.c_str());
+      return false;
+    }
     port->guid = (0x0c42a10300000000ull) | (uint64_t(port->ip & 0xffffff) << 8) | uint64_t(i);
 
     auto* dev = static_cast<ibv_device*>(calloc(1, sizeof(ibv_device)));

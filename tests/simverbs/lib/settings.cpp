@@ -1,4 +1,6 @@
 // Environment knobs of simverbs (documented in README-knobs.txt).
+#include <arpa/inet.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -44,6 +46,19 @@ Settings read_settings() {
   if (s.fabric.find('/') != std::string::npos || s.fabric == "." || s.fabric == "..") s.fabric = "default";
   s.dir = env_or("SIMVERBS_DIR", "/tmp/simverbs");
   s.faults = env_or("SIMVERBS_FAULTS", "");
+  std::string addrs = env_or("SIMVERBS_PORT_ADDRESSES", "");
+  for (size_t pos = 0; !addrs.empty() && pos <= addrs.size();) {
+    size_t c = addrs.find(',', pos);
+    std::string a = trim(addrs.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
+    in_addr in{};
+    if (inet_pton(AF_INET, a.c_str(), &in) != 1 || in.s_addr == 0) {
+      s.bad_port_addresses = a;
+      break;
+    }
+    s.port_addresses.push_back(ntohl(in.s_addr));
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
   return s;
 }
 

@@ -261,6 +261,10 @@ struct Settings {
   std::string fabric = "default";
   std::string dir = "/tmp/simverbs";
   std::string faults;
+  // SIMVERBS_PORT_ADDRESSES: the address (host order) of port i, replacing
+  // the derived 127.x.y.z; bad_port_addresses names an entry that is not one.
+  std::vector<uint32_t> port_addresses;
+  std::string bad_port_addresses;
 };
 Settings read_settings();
 
