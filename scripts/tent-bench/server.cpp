@@ -229,6 +229,9 @@ int run_server(const Options& o) {
                     "\"mismatches\":%llu}\n",
                     op_name(op), (unsigned long long)p.size, (unsigned long long)receiver.received.load(),
                     (unsigned long long)verifier.verified(), (unsigned long long)mismatches);
+    else if (verify_writes)
+        std::printf("tent-bench: %s run done, %s, %llu writes verified at their target\n", op_name(op),
+                    mismatches ? "CHECK FAILED" : "every byte checked", (unsigned long long)verifier.verified());
     else
         std::printf("tent-bench: %s run done, %s\n", op_name(op),
                     !check ? "not checked" : mismatches ? "CHECK FAILED" : "every byte checked");
