@@ -26,6 +26,37 @@ inline std::size_t find_mismatch(const std::uint8_t* p, std::size_t n, std::uint
     return n;
 }
 
+// Writes: a pattern made 8 bytes at a time, cheap enough to fill and check
+// every byte of every write (--verify-writes): word k of key mixes both.
+inline std::uint64_t pattern_word(std::uint64_t key, std::uint64_t k) {
+    std::uint64_t x = (key + 1) * 0x9e3779b97f4a7c15ull ^ (k + 1) * 0xd1b54a32d192ed03ull;
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ull;
+    return x ^ (x >> 32);
+}
+
+// from: a multiple of 8.
+inline void fill_words(std::uint8_t* p, std::size_t n, std::uint64_t key, std::size_t from = 0) {
+    for (std::size_t i = from; i < n; i += 8) {
+        const std::uint64_t w = pattern_word(key, i / 8);
+        std::memcpy(p + i, &w, n - i < 8 ? n - i : 8);
+    }
+}
+
+// Index of the first byte that differs from fill_words' pattern, or n.
+inline std::size_t find_word_mismatch(const std::uint8_t* p, std::size_t n, std::uint64_t key, std::size_t from = 0) {
+    for (std::size_t i = from; i < n; i += 8) {
+        const std::uint64_t w = pattern_word(key, i / 8);
+        const std::size_t len = n - i < 8 ? n - i : 8;
+        if (std::memcmp(p + i, &w, len) != 0) {
+            const auto* e = reinterpret_cast<const std::uint8_t*>(&w);
+            for (std::size_t j = 0; j < len; ++j)
+                if (p[i + j] != e[j]) return i + j;
+        }
+    }
+    return n;
+}
+
 // The first min(8, n) bytes carry a sequence number (little endian,
 // truncated when n < 8).
 inline void stamp_seq(std::uint8_t* p, std::size_t n, std::uint64_t seq) {

@@ -199,7 +199,7 @@ int run_server(const Options& o) {
             } else if (!seq_matches(slot, p.size, last_seq[s])) {
                 bad = "slot " + std::to_string(s) + " does not hold write " + std::to_string(last_seq[s]) +
                       " (holds " + std::to_string(read_seq(slot, p.size)) + ")";
-            } else if (std::size_t at = find_mismatch(slot, p.size, last_seq[s], 8); at != p.size) {
+            } else if (std::size_t at = find_word_mismatch(slot, p.size, last_seq[s], 8); at != p.size) {
                 bad = "slot " + std::to_string(s) + " differs at byte " + std::to_string(at);
             }
             if (!bad.empty()) {
@@ -229,6 +229,9 @@ int run_server(const Options& o) {
                     "\"mismatches\":%llu}\n",
                     op_name(op), (unsigned long long)p.size, (unsigned long long)receiver.received.load(),
                     (unsigned long long)verifier.verified(), (unsigned long long)mismatches);
+    else if (verify_writes)
+        std::printf("tent-bench: %s run done, %s, %llu writes verified at their target\n", op_name(op),
+                    mismatches ? "CHECK FAILED" : "every byte checked", (unsigned long long)verifier.verified());
     else
         std::printf("tent-bench: %s run done, %s\n", op_name(op),
                     !check ? "not checked" : mismatches ? "CHECK FAILED" : "every byte checked");

@@ -123,7 +123,7 @@ bool Stream::post(tent_peer_t* peer, const std::vector<std::uint8_t>& key, std::
             if (spec_.op == Op::Write) {
                 // Every byte drawn from this write's number: any other write's bytes differ.
                 stamp_seq(buf, size, posted_);
-                fill_pattern(buf, size, posted_, 8);
+                fill_words(buf, size, posted_, 8);
             } else if (spec_.op == Op::Read) {
                 std::memset(buf, 0, size);
             } else {

@@ -44,7 +44,7 @@ void WriteVerifier::on_completion(const tent_completion_t& c) {
             note_mismatch("a note names slot " + std::to_string(note.slot));
         } else {
             const std::uint8_t* slot = region_ + note.slot * size_;
-            std::size_t at = seq_matches(slot, size_, note.seq) ? find_mismatch(slot, size_, note.seq, 8) : 0;
+            std::size_t at = seq_matches(slot, size_, note.seq) ? find_word_mismatch(slot, size_, note.seq, 8) : 0;
             answer.result = at == size_ ? 0 : static_cast<std::uint32_t>(std::min<std::size_t>(at, 0xfffffffe) + 1);
             if (at == size_) {
                 ++verified_;

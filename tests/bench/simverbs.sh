@@ -32,6 +32,11 @@ assert [x["name"].split(":")[0] for x in rdma] == ["mlx5_1"], r["rails"]
 assert rdma[0]["name"].endswith(" mlx5_1:1"), r["rails"]
 assert rdma[0]["bytes"] >= 40 * 65536, r["rails"]
 ' "$tmp/client.out" || fail "--rails mlx5_1 used another HCA"
+# --verify-writes: the server checks every write at its target before the
+# client writes its slot again (300 writes into 4 slots).
+pair write 65536 300 --rails mlx5_0,mlx5_1 --depth 4 --verify-writes
+grep -q "^tent-bench: write run done, every byte checked, 300 writes verified at their target$" "$tmp/server.out" ||
+    fail "--verify-writes did not check every write at the server: $(cat "$tmp/server.out")"
 # --reuse-buffer (the benchmark script's comparison with ib_write_bw): one
 # buffer for every operation in flight; unchecked, so only the counts.
 start_server $SERVER_WRAP
