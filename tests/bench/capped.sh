@@ -12,8 +12,9 @@ export TENT_VERBS_QP_TIMEOUT=17  # see simverbs.sh
 # median (half the tick, whatever the machine); a slow build or a loaded
 # machine slows both runs, and adds to the capped one only the wake-up of
 # the thread that releases the held packet (up to 2.3 ms more seen at load
-# 20). (A fixed rate, 600 writes a second, failed an -O0 --coverage build
-# on a loaded machine with no tick in the path: 164 a second, 1.8 ms p50.)
+# 20; with the tick put back, 4.6 ms more at load 35, when a run met it).
+# (A fixed rate, 600 writes a second, failed an -O0 --coverage build on a
+# loaded machine with no tick in the path: 164 a second, 1.8 ms p50.)
 SERVER_WRAP="$SIMVERBS_RUN --fabric uncapped-$$ --dir $tmp/sv --devices 1 --"
 CLIENT_WRAP="$SERVER_WRAP"
 pair write 4096 400 --depth 1 --rails mlx5_0
@@ -26,6 +27,6 @@ import json, sys
 capped, free = (json.load(open(f)) for f in sys.argv[1:3])
 extra_ms = (capped["lat_p50_us"] - free["lat_p50_us"]) / 1000
 print("capped p50 %.0f us, uncapped %.0f us: %.2f ms more" % (capped["lat_p50_us"], free["lat_p50_us"], extra_ms))
-assert extra_ms < 4, "%.2f ms more at the median than uncapped: held packets wait for a timer tick" % extra_ms
+assert extra_ms < 3.5, "%.2f ms more at the median than uncapped: held packets wait for a timer tick" % extra_ms
 ' "$tmp/client.out" "$tmp/uncapped.out" || fail "capped link: small writes are slow"
 exit 0
