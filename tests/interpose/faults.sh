@@ -13,15 +13,19 @@ export TENT_LOG_LEVEL=warn
 
 # fault NAME "DEVS" PROG ARGS...: runs the pair, pulls DEVS of the client
 # once it has moved 300 packets over mlx5_0, restores them 500 ms later.
+# Each run is a fixed amount of work (enough to outlast the fault in a fast
+# build); its time bound only guards against a hang: 150 s cut an -O0
+# --coverage build at load 20 short in the middle of 100000 round trips.
+guard=600
 fault() {
     local name=$1 devs=$2 prog=$3
     shift 3
     local port src=0 crc=0 cpid i pkts dev
     port=$(free_port)
-    start_bg "$name-server" 150 "$SV_RUN" -- "$prog" -p "$port" "$@"
+    start_bg "$name-server" "$guard" "$SV_RUN" -- "$prog" -p "$port" "$@"
     local server_t=$sv_last
     wait_port "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen"; }
-    start_bg "$name-client" 150 "$SV_RUN" -- "$prog" -p "$port" "$@" 127.0.0.1
+    start_bg "$name-client" "$guard" "$SV_RUN" -- "$prog" -p "$port" "$@" 127.0.0.1
     local client_t=$sv_last
     cpid=$(pid_of "$name-client")
     wait_socket "$cpid" 10 || fail "$name: client has no control socket"

@@ -6,14 +6,17 @@
  * exits 0 when every byte arrived right, else names the first wrong byte
  * and aborts the job.
  *
- * Usage: mpi_check [--max-size BYTES] [--rounds N] [--seconds S]
+ * Usage: mpi_check [--max-size BYTES] [--rounds N] [--seconds S] [--until FILE]
  *   N: repeat everything N times; S: keep repeating for at least S seconds
- *   (rank 0's clock; for tests that inject faults while the job runs). */
+ *   (rank 0's clock; for tests that inject faults while the job runs);
+ *   FILE: keep repeating until FILE exists (rank 0 looks after each round:
+ *   a test ends the job once it saw what it waits for, however slow). */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rank, nprocs;
 
@@ -193,6 +196,7 @@ int main(int argc, char **argv) {
     size_t max_size = 16u << 20;
     int rounds = 1;
     double seconds = 0;
+    const char *until = NULL;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
@@ -204,9 +208,12 @@ int main(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
             seconds = atof(argv[++i]);
             rounds = 1000000;
+        } else if (!strcmp(argv[i], "--until") && i + 1 < argc) {
+            until = argv[++i];
+            rounds = 1000000;
         } else {
             if (rank == 0) {
-                fprintf(stderr, "usage: mpi_check [--max-size BYTES] [--rounds N] [--seconds S]\n");
+                fprintf(stderr, "usage: mpi_check [--max-size BYTES] [--rounds N] [--seconds S] [--until FILE]\n");
             }
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
@@ -240,11 +247,12 @@ int main(int argc, char **argv) {
         collectives(1000, 3 + r);
         collectives(100000, 5 + r);
         if (rank == 0 && rounds > 1) {
-            printf("mpi_check: round %d of %d ok\n", r + 1, seconds > 0 ? 0 : rounds);
+            printf("mpi_check: round %d of %d ok\n", r + 1, seconds > 0 || until ? 0 : rounds);
             fflush(stdout);
         }
-        if (seconds > 0) {
-            int more = rank == 0 ? MPI_Wtime() - start < seconds : 0;
+        if (seconds > 0 || until) {
+            int more = rank == 0 ? (seconds <= 0 || MPI_Wtime() - start < seconds) && (!until || access(until, F_OK) != 0)
+                                 : 0;
             MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
             if (!more) {
                 r++;

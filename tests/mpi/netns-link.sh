@@ -65,9 +65,20 @@ pull_link() {
     ip -n "$A" link set "${T}1x" down || fail "link 1 down"
 }
 
-job tent 240 --mca btl tent,self "${TENT_MCA_SLOW_HOST[@]}" --mca btl_tent_log_level info -- --seconds 12 &
+# The job runs until the test has seen what it waits for (tent logged the
+# pulled link and the job finished a round after the pull), bounded by the
+# job's timeout. (A fixed 12 s run ended, in an -O0 --coverage build on a
+# loaded machine, right after its first round: before tent noticed the link.)
+job tent 240 --mca btl tent,self "${TENT_MCA_SLOW_HOST[@]}" --mca btl_tent_log_level info -- --until "$MPI_TMP/stop" &
 jpid=$!
 pull_link tent
+rounds_at_pull=$(grep -c "^mpi_check: round" "$MPI_TMP/tent")
+for ((i = 0; i < 1800; i++)); do
+    grep -q "10.77.1" "$MPI_TMP/tent" && [ "$(grep -c "^mpi_check: round" "$MPI_TMP/tent")" -gt "$rounds_at_pull" ] && break
+    kill -0 $jpid 2>/dev/null || break
+    sleep 0.1
+done
+touch "$MPI_TMP/stop"
 wait $jpid
 rc=$?
 ip -n "$A" link set "${T}1x" up

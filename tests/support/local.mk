@@ -5,3 +5,5 @@ check_LTLIBRARIES += tests/support/libtentloopback.la
 tests_support_libtentloopback_la_SOURCES = \
 	tests/support/loopback_provider.h tests/support/loopback_provider.cpp
 tests_support_libtentloopback_la_CPPFLAGS = $(TENT_CPPFLAGS) $(DEP_CFLAGS)
+# Two engines over TCP rails and a checked stream (header only, Criterion tests).
+EXTRA_DIST += tests/support/tcp_engine_pair.h

@@ -13,8 +13,7 @@
 #include <atomic>
 #include <thread>
 
-#include "engine/default_providers.h"
-#include "engine_pair.h"
+#include "../../support/tcp_engine_pair.h"
 
 using namespace tent;
 using namespace tent::test;
@@ -24,28 +23,10 @@ namespace {
 Source api() { return api_source(); }
 
 Config tcp_config() {
-    Config c;
-    (void)c.set(Knob::ControlAddress, "127.0.0.1", api());
-    (void)c.set(Knob::TcpRailAddresses, "127.0.0.1,127.0.0.2", api());
+    Config c = tcp_pair_config();
     (void)c.set(Knob::MaxFailoverAttempts, "64", api());
     (void)c.set(Knob::RailErrorThreshold, "1000000", api());  // the faulty rail stays in use
-    (void)c.set(Knob::SlowRailFactor, "1000", api());
-    (void)c.set(Knob::LogLevel, "error", api());
     return c;
-}
-
-std::unique_ptr<Engine> make_engine(const Config& config) {
-    auto providers = make_default_providers(config);
-    cr_assert(providers.is_ok(), "%s", providers.status().to_string().c_str());
-    auto r = Engine::create(config, std::move(*providers));
-    cr_assert(r.is_ok(), "%s", r.status().to_string().c_str());
-    return std::move(*r);
-}
-
-const RailStats* stats_of(const std::vector<RailStats>& all, const char* prefix) {
-    for (const auto& s : all)
-        if (s.name.rfind(prefix, 0) == 0) return &s;
-    return nullptr;
 }
 
 AtomicRequest fetch_add(std::uint64_t n) { return AtomicRequest{AtomicKind::FetchAdd, n, 0}; }
@@ -95,9 +76,9 @@ Test(engine_atomics, fetch_adds_from_two_engines_and_the_cpu_sum_exactly_under_l
     (void)faulty.set(Knob::FaultStatusErrorRate, "0.3", api());
     (void)faulty.set(Knob::FaultSeed, "11", api());
     (void)faulty.set(Knob::FaultRails, "tcp 127.0.0.2*", api());
-    auto target = make_engine(target_config);
-    auto a = make_engine(faulty);
-    auto c = make_engine(faulty);
+    auto target = make_tcp_engine(target_config);
+    auto a = make_tcp_engine(faulty);
+    auto c = make_tcp_engine(faulty);
     auto pa = a->connect(target->address());
     auto pc = c->connect(target->address());
     cr_assert(pa.is_ok() && pc.is_ok());
@@ -141,62 +122,56 @@ Test(engine_atomics, fetch_adds_from_two_engines_and_the_cpu_sum_exactly_under_l
 }
 
 Test(engine_atomics, compare_and_swap_swaps_only_on_a_match, .timeout = 60) {
-    auto a = make_engine(tcp_config());
-    auto b = make_engine(tcp_config());
-    auto peer = a->connect(b->address());
-    cr_assert(peer.is_ok());
+    TcpPair p(tcp_config());
     alignas(8) std::uint64_t word = 41;
     alignas(8) std::uint64_t result = 0;
-    auto rw = b->register_memory(&word, 8, wire::kAccessAll);
-    auto rr = a->register_memory(&result, 8, wire::kAccessAll);
+    auto rw = p.b->register_memory(&word, 8, wire::kAccessAll);
+    auto rr = p.a->register_memory(&result, 8, wire::kAccessAll);
     cr_assert(rw.is_ok() && rr.is_ok());
     const auto key = handle_bytes(**rw);
     const auto addr = reinterpret_cast<std::uint64_t>(&word);
 
-    cr_assert(a->post_atomic(*peer, {AtomicKind::CompareSwap, 40, 7}, &result, key, addr, with_cookie(1)).is_ok());
-    auto c = wait_completions(*a, 1);
+    cr_assert(p.a->post_atomic(p.peer, {AtomicKind::CompareSwap, 40, 7}, &result, key, addr, with_cookie(1)).is_ok());
+    auto c = wait_completions(*p.a, 1);
     cr_assert_eq(c.size(), 1u);
     cr_assert(c[0].status.is_ok(), "%s", c[0].status.to_string().c_str());
     cr_expect_eq(result, 41u, "the value found");
     cr_expect_eq(word, 41u, "no match: unchanged");
 
-    cr_assert(a->post_atomic(*peer, {AtomicKind::CompareSwap, 41, 7}, &result, key, addr, with_cookie(2)).is_ok());
-    c = wait_completions(*a, 1);
+    cr_assert(p.a->post_atomic(p.peer, {AtomicKind::CompareSwap, 41, 7}, &result, key, addr, with_cookie(2)).is_ok());
+    c = wait_completions(*p.a, 1);
     cr_assert(c.size() == 1 && c[0].status.is_ok());
     cr_expect_eq(result, 41u);
     cr_expect_eq(word, 7u, "a match: swapped");
 
-    cr_assert(a->post_atomic(*peer, fetch_add(0xffffffff00000000ull), &result, key, addr, with_cookie(3)).is_ok());
-    c = wait_completions(*a, 1);
+    cr_assert(p.a->post_atomic(p.peer, fetch_add(0xffffffff00000000ull), &result, key, addr, with_cookie(3)).is_ok());
+    c = wait_completions(*p.a, 1);
     cr_assert(c.size() == 1 && c[0].status.is_ok());
     cr_expect_eq(result, 7u);
     cr_expect_eq(word, 0xffffffff00000007ull, "all 64 bits added");
 }
 
 Test(engine_atomics, bad_arguments_and_refused_regions, .timeout = 60) {
-    auto a = make_engine(tcp_config());
-    auto b = make_engine(tcp_config());
-    auto peer = a->connect(b->address());
-    cr_assert(peer.is_ok());
+    TcpPair p(tcp_config());
     alignas(8) std::uint64_t words[2] = {5, 5};
     alignas(8) std::uint64_t result = 0, unregistered = 0;
-    auto rw = b->register_memory(words, sizeof words, wire::kAccessAll);
+    auto rw = p.b->register_memory(words, sizeof words, wire::kAccessAll);
     // Read and write access, no remote atomics.
     alignas(8) std::uint64_t plain = 9;
-    auto rp = b->register_memory(&plain, 8, wire::kAccessLocalWrite | wire::kAccessRemoteWrite | wire::kAccessRemoteRead);
-    auto rr = a->register_memory(&result, 8, wire::kAccessAll);
+    auto rp = p.b->register_memory(&plain, 8, wire::kAccessLocalWrite | wire::kAccessRemoteWrite | wire::kAccessRemoteRead);
+    auto rr = p.a->register_memory(&result, 8, wire::kAccessAll);
     cr_assert(rw.is_ok() && rp.is_ok() && rr.is_ok());
     const auto key = handle_bytes(**rw);
     const auto addr = reinterpret_cast<std::uint64_t>(words);
 
-    Status s = a->post_atomic(*peer, fetch_add(1), &result, key, addr + 4, with_cookie(1));
+    Status s = p.a->post_atomic(p.peer, fetch_add(1), &result, key, addr + 4, with_cookie(1));
     cr_expect_eq(s.code(), Code::InvalidArgument, "misaligned: %s", s.to_string().c_str());
-    s = a->post_atomic(*peer, fetch_add(1), &unregistered, key, addr, with_cookie(1));
+    s = p.a->post_atomic(p.peer, fetch_add(1), &unregistered, key, addr, with_cookie(1));
     cr_expect_eq(s.code(), Code::InvalidArgument, "unregistered result: %s", s.to_string().c_str());
 
-    cr_assert(a->post_atomic(*peer, fetch_add(1), &result, handle_bytes(**rp), reinterpret_cast<std::uint64_t>(&plain),
-                             with_cookie(2)).is_ok());
-    auto c = wait_completions(*a, 1, std::chrono::seconds(20));
+    cr_assert(p.a->post_atomic(p.peer, fetch_add(1), &result, handle_bytes(**rp), reinterpret_cast<std::uint64_t>(&plain),
+                               with_cookie(2)).is_ok());
+    auto c = wait_completions(*p.a, 1, std::chrono::seconds(20));
     cr_assert_eq(c.size(), 1u);
     cr_expect_eq(c[0].status.code(), Code::RemoteAccess, "%s", c[0].status.to_string().c_str());
     cr_expect_eq(plain, 9u, "a refused atomic touches nothing");

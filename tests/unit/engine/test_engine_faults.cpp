@@ -18,8 +18,7 @@
 #include <set>
 #include <string>
 
-#include "engine/default_providers.h"
-#include "engine_pair.h"
+#include "../../support/tcp_engine_pair.h"
 
 using namespace tent;
 using namespace tent::test;
@@ -31,43 +30,12 @@ Source api() { return api_source(); }
 // Two TCP rails on loopback addresses; faults (if any) on the rails the
 // caller's fault_rails picks.
 Config tcp_config() {
-    Config c;
-    (void)c.set(Knob::ControlAddress, "127.0.0.1", api());
-    (void)c.set(Knob::TcpRailAddresses, "127.0.0.1,127.0.0.2", api());
-    (void)c.set(Knob::ChunkSize, "256K", api());
-    (void)c.set(Knob::StripingThreshold, "64K", api());
-    (void)c.set(Knob::StripingMinChunk, "16K", api());
-    (void)c.set(Knob::SendFragmentSize, "16K", api());
+    Config c = tcp_pair_config();
     (void)c.set(Knob::MaxFailoverAttempts, "64", api());
     // The faulty rail keeps taking traffic (it is never paused), so failover
     // is exercised throughout, not only until the first pause.
     (void)c.set(Knob::RailErrorThreshold, "1000000", api());
-    (void)c.set(Knob::SlowRailFactor, "1000", api());
-    (void)c.set(Knob::LogLevel, "error", api());  // each injected fault is a warning
     return c;
-}
-
-struct TcpPair {
-    std::unique_ptr<Engine> a, b;
-    PeerId peer = 0;
-    explicit TcpPair(const Config& config) {
-        for (auto* e : {&a, &b}) {
-            auto providers = make_default_providers(config);
-            cr_assert(providers.is_ok(), "%s", providers.status().to_string().c_str());
-            auto r = Engine::create(config, std::move(*providers));
-            cr_assert(r.is_ok(), "%s", r.status().to_string().c_str());
-            *e = std::move(*r);
-        }
-        auto c = a->connect(b->address());
-        cr_assert(c.is_ok(), "%s", c.status().to_string().c_str());
-        peer = *c;
-    }
-};
-
-const RailStats* stats_of(const std::vector<RailStats>& all, const char* prefix) {
-    for (const auto& s : all)
-        if (s.name.rfind(prefix, 0) == 0) return &s;
-    return nullptr;
 }
 
 // Writes, reads back and sends messages of several sizes from a to b; every
@@ -82,13 +50,7 @@ void move_and_check(TcpPair& p, int rounds) {
     const auto remote = handle_bytes(**rd);
     const auto base = reinterpret_cast<std::uint64_t>(dst.data());
 
-    std::mutex mu;
-    std::vector<std::vector<std::uint8_t>> got;
-    p.b->set_recv_callback([&](PeerId, std::span<const std::uint8_t> m) {
-        std::lock_guard lock(mu);
-        got.emplace_back(m.begin(), m.end());
-    });
-    std::vector<std::vector<std::uint8_t>> sent;
+    MessageCheck messages(*p.b);
 
     const std::uint64_t sizes[] = {1, 4096, 65537, 300000, 1u << 20, kMax};
     for (int round = 0; round < rounds; ++round) {
@@ -109,26 +71,13 @@ void move_and_check(TcpPair& p, int rounds) {
             cr_assert(std::equal(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(n), back.begin()),
                       "bytes read (%llu) differ", (unsigned long long)n);
             if (n <= 300000) {
-                sent.emplace_back(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(n));
-                cr_assert(p.a->post_send(p.peer, sent.back().data(), n, with_cookie(3)).is_ok());
-                c = wait_completions(*p.a, 1, std::chrono::seconds(20));
-                cr_assert_eq(c.size(), 1u);
-                cr_assert(c[0].status.is_ok(), "send of %llu: %s", (unsigned long long)n,
-                          c[0].status.to_string().c_str());
+                char what[32];
+                std::snprintf(what, sizeof what, "send of %llu", (unsigned long long)n);
+                messages.send(*p.a, p.peer, src.data(), n, 3, what);
             }
         }
     }
-    // Messages are delivered on b's progress thread: wait for the last one.
-    for (int i = 0; i < 2000; ++i) {
-        {
-            std::lock_guard lock(mu);
-            if (got.size() >= sent.size()) break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    std::lock_guard lock(mu);
-    cr_assert_eq(got.size(), sent.size(), "%zu messages arrived of %zu sent", got.size(), sent.size());
-    for (std::size_t i = 0; i < sent.size(); ++i) cr_assert(got[i] == sent[i], "message %zu differs", i);
+    messages.expect_every_message();
 }
 
 } // namespace

@@ -227,11 +227,38 @@ StreamOutcome high_stream(std::size_t high_size, bool with_high, bool with_low) 
     };
     using Steady = std::chrono::steady_clock;
     StreamOutcome out;
-    if (with_high)
-        for (std::uint64_t s = 0; s < kSlots; ++s) post_high(s);
-    const Steady::time_point start = Steady::now(), end = start + 40 * kPromotion;
     Steady::time_point low_posted{};
     bool low_posted_yet = !with_low;
+    if (with_high) {
+        // The low write meets the high writes in flight: they are posted to
+        // a stalled rail, and the rail moves again only once the engine has
+        // taken the low write (queued it, or started it). Posting it after a
+        // fixed time instead met, on a slow build, a moment when the test
+        // thread had not yet re-posted the high writes that had completed.
+        auto inflight = [&] {
+            std::uint64_t n = 0;
+            for (const auto& s : p.a->rail_stats()) n += s.inflight_bytes;
+            return n;
+        };
+        auto waited = [&] { return p.a->metrics_registry().snapshot().value("tent_qos_waited_total", {"low"}, 0); };
+        p.fabric->set_stalled(0, true);
+        for (std::uint64_t s = 0; s < kSlots; ++s) post_high(s);
+        for (int i = 0; i < 20000 && inflight() < kSlots * kHigh; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        cr_assert_geq(inflight(), kSlots * kHigh, "the high writes are in flight on the stalled rail");
+        if (with_low) {
+            low_posted = Steady::now();
+            cr_assert(p.a->post_write(p.a_to_b, src.data(), kLow, handle_bytes(**rd), remote,
+                                      with_cookie(1, Priority::Low))
+                          .is_ok());
+            low_posted_yet = true;
+            for (int i = 0; i < 20000 && waited() == 0 && inflight() <= kSlots * kHigh; ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            cr_assert(waited() > 0 || inflight() > kSlots * kHigh, "the engine took the low write");
+        }
+        p.fabric->set_stalled(0, false);
+    }
+    const Steady::time_point start = Steady::now(), end = start + 40 * kPromotion;
     std::size_t high_outstanding = with_high ? kSlots : 0;
     std::vector<EngineCompletion> done;
     while ((with_high && Steady::now() < end) || high_outstanding > 0 || (with_low && !out.low_done)) {

@@ -23,8 +23,7 @@
 #include <string>
 #include <thread>
 
-#include "engine/default_providers.h"
-#include "engine_pair.h"
+#include "../../support/tcp_engine_pair.h"
 #include "wire/auth_handshake.h"
 #include "wire/frame_codec.h"
 #include "wire/frame_header.h"
@@ -49,14 +48,6 @@ Config config_logging_to(const std::string& log) {
     (void)c.set(Knob::LogLevel, "warn", api);
     (void)c.set(Knob::LogDestination, log, api);
     return c;
-}
-
-std::unique_ptr<Engine> make_engine(const Config& config) {
-    auto providers = make_default_providers(config);
-    cr_assert(providers.is_ok(), "%s", providers.status().to_string().c_str());
-    auto r = Engine::create(config, std::move(*providers));
-    cr_assert(r.is_ok(), "%s", r.status().to_string().c_str());
-    return std::move(*r);
 }
 
 long open_fds() {
@@ -229,50 +220,22 @@ Test(engine_stranger, strangers_are_refused_while_the_real_peer_is_served, .time
     cr_assert(log_fd >= 0);
     ::close(log_fd);
     Config config = config_logging_to(log_path);
-    std::unique_ptr<Engine> a = make_engine(config), b = make_engine(config);
-    auto peer = a->connect(b->address());
-    cr_assert(peer.is_ok(), "%s", peer.status().to_string().c_str());
+    TcpPair p(config);
+    Engine& b = *p.b;
 
-    auto blob = wire::decode_frame(b->address());
+    auto blob = wire::decode_frame(b.address());
     cr_assert(blob.is_ok());
     const auto& addresses = std::get<wire::AddressBlob>(blob->body).tcp;
     cr_assert_geq(addresses.size(), 2u, "b advertises a control and a rail address");
 
-    constexpr std::size_t kSize = 1u << 20;
-    std::vector<std::uint8_t> src(kSize), dst(kSize);
-    auto rs = a->register_memory(src.data(), kSize, wire::kAccessAll);
-    auto rd = b->register_memory(dst.data(), kSize, wire::kAccessAll);
-    cr_assert(rs.is_ok() && rd.is_ok());
-    const auto remote = handle_bytes(**rd);
-    const auto base = reinterpret_cast<std::uint64_t>(dst.data());
-    std::mutex mu;
-    std::vector<std::vector<std::uint8_t>> got, sent;
-    b->set_recv_callback([&](PeerId, std::span<const std::uint8_t> m) {
-        std::lock_guard lock(mu);
-        got.emplace_back(m.begin(), m.end());
-    });
-    unsigned round = 0;
-    auto one_round = [&] {
-        ++round;
-        fill(src, round);
-        cr_assert(a->post_write(*peer, src.data(), kSize, remote, base, with_cookie(round)).is_ok());
-        auto c = wait_completions(*a, 1, std::chrono::seconds(30));
-        cr_assert_eq(c.size(), 1u, "round %u: the write did not complete", round);
-        cr_assert(c[0].status.is_ok(), "round %u: %s", round, c[0].status.to_string().c_str());
-        cr_assert(src == dst, "round %u: bytes written differ", round);
-        sent.emplace_back(src.begin(), src.begin() + 1000 + round);
-        cr_assert(a->post_send(*peer, sent.back().data(), sent.back().size(), with_cookie(round)).is_ok());
-        c = wait_completions(*a, 1, std::chrono::seconds(30));
-        cr_assert_eq(c.size(), 1u, "round %u: the send did not complete", round);
-        cr_assert(c[0].status.is_ok(), "round %u: send: %s", round, c[0].status.to_string().c_str());
-    };
-    for (int i = 0; i < 3; ++i) one_round();  // warm: buffers and rails in place
+    CheckedStream stream(*p.a, p.peer, b, 1000);
+    for (int i = 0; i < 3; ++i) stream.round();  // warm: buffers and rails in place
     const long fds_before = open_fds();
     const long rss_before = rss_kib();
 
     std::vector<std::string> failures;
     std::mutex failures_mu;
-    std::vector<std::uint8_t> blob_frame(b->address().begin(), b->address().end());
+    std::vector<std::uint8_t> blob_frame(b.address().begin(), b.address().end());
     Stranger at_control{addresses[0], "control port", blob_frame, failures, failures_mu};
     Stranger at_rail{addresses[1], "tcp rail port", blob_frame, failures, failures_mu};
     std::atomic<bool> done{false};
@@ -287,9 +250,9 @@ Test(engine_stranger, strangers_are_refused_while_the_real_peer_is_served, .time
         done = true;
     });
     // The real peer is served all along (bounded: the attacker's reads are).
-    for (int i = 0; i < 2000 && !done; ++i) one_round();
+    for (int i = 0; i < 2000 && !done; ++i) stream.round();
     attacker.join();
-    one_round();
+    stream.round();
 
     {
         std::lock_guard lock(failures_mu);
@@ -300,7 +263,7 @@ Test(engine_stranger, strangers_are_refused_while_the_real_peer_is_served, .time
     const long fds_after = open_fds();
     const long rss_after = rss_kib();
     std::fprintf(stderr, "stranger: %d connections refused, %u real rounds served; fds %ld -> %ld, RSS %ld -> %ld KiB\n",
-                 at_control.closed + at_rail.closed, round, fds_before, fds_after, rss_before, rss_after);
+                 at_control.closed + at_rail.closed, stream.rounds(), fds_before, fds_after, rss_before, rss_after);
     cr_expect_eq(at_control.closed + at_rail.closed, 2 * (3 * 7 + 100));
     // Every stranger's socket is gone (the engine closed its side).
     cr_expect_leq(fds_after, fds_before + 2, "descriptors %ld -> %ld", fds_before, fds_after);
@@ -312,22 +275,11 @@ Test(engine_stranger, strangers_are_refused_while_the_real_peer_is_served, .time
 #endif
 
     // Every message exactly once, in order.
-    for (int i = 0; i < 2000; ++i) {
-        {
-            std::lock_guard lock(mu);
-            if (got.size() >= sent.size()) break;
-        }
-        std::this_thread::sleep_for(5ms);
-    }
-    {
-        std::lock_guard lock(mu);
-        cr_assert_eq(got.size(), sent.size(), "%zu messages arrived of %zu sent", got.size(), sent.size());
-        for (std::size_t i = 0; i < sent.size(); ++i) cr_assert(got[i] == sent[i], "message %zu differs", i);
-    }
+    stream.expect_every_message();
 
     // The door still opens for the job: a new engine with the key connects.
-    std::unique_ptr<Engine> c = make_engine(config);
-    auto again = c->connect(b->address());
+    std::unique_ptr<Engine> c = make_tcp_engine(config);
+    auto again = c->connect(b.address());
     cr_assert(again.is_ok(), "a real peer after the strangers: %s", again.status().to_string().c_str());
 
     // And the refusals were logged.

@@ -11,30 +11,13 @@
 #include <sys/socket.h>
 
 #include <cstdlib>
-#include <mutex>
-#include <string>
 
-#include "engine/default_providers.h"
-#include "engine_pair.h"
+#include "../../support/tcp_engine_pair.h"
 
 using namespace tent;
 using namespace tent::test;
 
 namespace {
-
-Config tcp_config() {
-    Config c;
-    Source api = api_source();
-    (void)c.set(Knob::ControlAddress, "127.0.0.1", api);
-    (void)c.set(Knob::TcpRailAddresses, "127.0.0.1,127.0.0.2", api);
-    (void)c.set(Knob::ChunkSize, "256K", api);
-    (void)c.set(Knob::StripingThreshold, "64K", api);
-    (void)c.set(Knob::StripingMinChunk, "16K", api);
-    (void)c.set(Knob::SendFragmentSize, "16K", api);
-    (void)c.set(Knob::SlowRailFactor, "1000", api);
-    (void)c.set(Knob::LogLevel, "error", api);  // a closed rail is a warning
-    return c;
-}
 
 bool is_ip(const sockaddr_in& a, const char* ip) {
     in_addr want{};
@@ -61,93 +44,34 @@ int shut_rail_sockets(const char* ip) {
     return shut;
 }
 
-std::uint64_t rail_bytes(Engine& e, const char* prefix) {
-    for (const auto& s : e.rail_stats())
-        if (s.name.rfind(prefix, 0) == 0) return s.bytes;
-    return 0;
-}
-
 } // namespace
 
 Test(engine_tcp_heal, a_closed_tcp_rail_reconnects_and_carries_bytes_again, .timeout = 120) {
-    Config config = tcp_config();
-    std::unique_ptr<Engine> a, b;
-    for (auto* e : {&a, &b}) {
-        auto providers = make_default_providers(config);
-        cr_assert(providers.is_ok(), "%s", providers.status().to_string().c_str());
-        auto r = Engine::create(config, std::move(*providers));
-        cr_assert(r.is_ok(), "%s", r.status().to_string().c_str());
-        *e = std::move(*r);
-    }
-    auto peer = a->connect(b->address());
-    cr_assert(peer.is_ok(), "%s", peer.status().to_string().c_str());
-
-    constexpr std::size_t kSize = 1u << 20;
-    std::vector<std::uint8_t> src(kSize), dst(kSize);
-    auto rs = a->register_memory(src.data(), kSize, wire::kAccessAll);
-    auto rd = b->register_memory(dst.data(), kSize, wire::kAccessAll);
-    cr_assert(rs.is_ok() && rd.is_ok());
-    const auto remote = handle_bytes(**rd);
-    const auto base = reinterpret_cast<std::uint64_t>(dst.data());
-
-    std::mutex mu;
-    std::vector<std::vector<std::uint8_t>> got, sent;
-    b->set_recv_callback([&](PeerId, std::span<const std::uint8_t> m) {
-        std::lock_guard lock(mu);
-        got.emplace_back(m.begin(), m.end());
-    });
-
-    // One round: a striped write checked byte for byte, then a message.
-    unsigned round = 0;
-    auto one_round = [&] {
-        ++round;
-        fill(src, round);
-        cr_assert(a->post_write(*peer, src.data(), kSize, remote, base, with_cookie(round)).is_ok());
-        auto c = wait_completions(*a, 1, std::chrono::seconds(30));
-        cr_assert_eq(c.size(), 1u, "round %u: the write did not complete", round);
-        cr_assert(c[0].status.is_ok(), "round %u: %s", round, c[0].status.to_string().c_str());
-        cr_assert(src == dst, "round %u: bytes written differ", round);
-        sent.emplace_back(src.begin(), src.begin() + 4096 + round);
-        cr_assert(a->post_send(*peer, sent.back().data(), sent.back().size(), with_cookie(round)).is_ok());
-        c = wait_completions(*a, 1, std::chrono::seconds(30));
-        cr_assert_eq(c.size(), 1u, "round %u: the send did not complete", round);
-        cr_assert(c[0].status.is_ok(), "round %u: send: %s", round, c[0].status.to_string().c_str());
-    };
+    TcpPair p(tcp_pair_config());
+    Engine& a = *p.a;
+    CheckedStream stream(a, p.peer, *p.b, 4096);
 
     for (int failure = 1; failure <= 2; ++failure) {
-        for (int i = 0; i < 5; ++i) one_round();
-        cr_assert_gt(rail_bytes(*a, "tcp 127.0.0.2"), 0u, "the 127.0.0.2 rail carried nothing before failure %d",
+        for (int i = 0; i < 5; ++i) stream.round();
+        cr_assert_gt(rail_bytes(a, "tcp 127.0.0.2"), 0u, "the 127.0.0.2 rail carried nothing before failure %d",
                      failure);
         // Mid-stream: a write in flight when the sockets go.
-        fill(src, ++round);
-        cr_assert(a->post_write(*peer, src.data(), kSize, remote, base, with_cookie(round)).is_ok());
+        stream.start_write();
         cr_assert_geq(shut_rail_sockets("127.0.0.2"), 1, "no socket of the 127.0.0.2 rail found");
-        auto c = wait_completions(*a, 1, std::chrono::seconds(30));
-        cr_assert_eq(c.size(), 1u);
-        cr_assert(c[0].status.is_ok(), "the write across the failure: %s", c[0].status.to_string().c_str());
-        cr_assert(src == dst, "the write across failure %d lost bytes", failure);
-        const std::uint64_t at_failure = rail_bytes(*a, "tcp 127.0.0.2");
+        stream.finish_write(failure == 1 ? "the write across failure 1" : "the write across failure 2");
+        const std::uint64_t at_failure = rail_bytes(a, "tcp 127.0.0.2");
 
         // Bounded: the rail is re-armed within a few rounds (its re-arm
         // starts at once: one closed socket does not pause it).
         bool back = false;
         for (int i = 0; i < 200 && !back; ++i) {
-            one_round();
-            back = rail_bytes(*a, "tcp 127.0.0.2") > at_failure;
+            stream.round();
+            back = rail_bytes(a, "tcp 127.0.0.2") > at_failure;
             if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
         cr_assert(back, "failure %d: the 127.0.0.2 rail carried nothing after its socket closed (%llu bytes)",
                   failure, static_cast<unsigned long long>(at_failure));
     }
 
-    for (int i = 0; i < 2000; ++i) {
-        {
-            std::lock_guard lock(mu);
-            if (got.size() >= sent.size()) break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    std::lock_guard lock(mu);
-    cr_assert_eq(got.size(), sent.size(), "%zu messages arrived of %zu sent", got.size(), sent.size());
-    for (std::size_t i = 0; i < sent.size(); ++i) cr_assert(got[i] == sent[i], "message %zu differs", i);
+    stream.expect_every_message();
 }
