@@ -28,10 +28,19 @@ std::unordered_map<const ibv_context*, Queue>& queues() {
     static auto* m = new std::unordered_map<const ibv_context*, Queue>;  // until exit
     return *m;
 }
-// QPs with a raised event not yet acknowledged.
-std::unordered_multiset<const ibv_qp*>& raised() {
-    static auto* s = new std::unordered_multiset<const ibv_qp*>;  // until exit
+// QPs and SRQs with a raised event not yet acknowledged.
+std::unordered_multiset<const void*>& raised() {
+    static auto* s = new std::unordered_multiset<const void*>;  // until exit
     return *s;
+}
+
+void raise(ibv_context* context, const ibv_async_event& ev, const void* element) {
+    std::lock_guard lock(g_mu);
+    auto it = queues().find(context);
+    if (it == queues().end()) return;
+    it->second.events.push_back(ev);
+    raised().insert(element);
+    it->second.signal();
 }
 
 } // namespace
@@ -54,15 +63,17 @@ void release_async_fd(ibv_context* context) {
 }
 
 void raise_qp_fatal(ibv_qp* qp) {
-    std::lock_guard lock(g_mu);
-    auto it = queues().find(qp->context);
-    if (it == queues().end()) return;
     ibv_async_event ev{};
     ev.event_type = IBV_EVENT_QP_FATAL;
     ev.element.qp = qp;
-    it->second.events.push_back(ev);
-    raised().insert(qp);
-    it->second.signal();
+    raise(qp->context, ev, qp);
+}
+
+void raise_srq_limit(ibv_srq* srq) {
+    ibv_async_event ev{};
+    ev.event_type = IBV_EVENT_SRQ_LIMIT_REACHED;
+    ev.element.srq = srq;
+    raise(srq->context, ev, srq);
 }
 
 int async_event(ibv_context* context, ibv_async_event* event, int (*get)(ibv_context*, ibv_async_event*)) {
@@ -102,9 +113,12 @@ int async_event(ibv_context* context, ibv_async_event* event, int (*get)(ibv_con
 }
 
 bool own_event(const ibv_async_event* event) {
-    if (event->event_type != IBV_EVENT_QP_FATAL) return false;
+    const void* element;
+    if (event->event_type == IBV_EVENT_QP_FATAL) element = event->element.qp;
+    else if (event->event_type == IBV_EVENT_SRQ_LIMIT_REACHED) element = event->element.srq;
+    else return false;
     std::lock_guard lock(g_mu);
-    auto it = raised().find(event->element.qp);
+    auto it = raised().find(element);
     if (it == raised().end()) return false;
     raised().erase(it);
     return true;

@@ -13,6 +13,8 @@ void adopt_async_fd(ibv_context* context);
 void release_async_fd(ibv_context* context);
 // Raises IBV_EVENT_QP_FATAL for QP on its context's event queue.
 void raise_qp_fatal(ibv_qp* qp);
+// Raises IBV_EVENT_SRQ_LIMIT_REACHED for SRQ on its context's event queue.
+void raise_srq_limit(ibv_srq* srq);
 // The next event: the interposer's or the provider's (through get).
 int async_event(ibv_context* context, ibv_async_event* event, int (*get)(ibv_context*, ibv_async_event*));
 // True if EVENT is one the interposer raised (its acknowledgement is not

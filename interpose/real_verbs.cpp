@@ -49,6 +49,8 @@ std::atomic<Fn<void, ibv_cq*, unsigned int>> g_ack_cq_events{nullptr};
 std::atomic<Fn<int, ibv_context*, ibv_async_event*>> g_get_async_event{nullptr};
 std::atomic<Fn<void, ibv_async_event*>> g_ack_async_event{nullptr};
 std::atomic<Fn<int, ibv_srq*>> g_destroy_srq{nullptr};
+std::atomic<Fn<int, ibv_srq*, ibv_srq_attr*, int>> g_modify_srq{nullptr};
+std::atomic<Fn<int, ibv_srq*, ibv_srq_attr*>> g_query_srq{nullptr};
 
 } // namespace
 
@@ -64,6 +66,10 @@ int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
 }
 int destroy_qp(ibv_qp* qp) { return call(g_destroy_qp, "ibv_destroy_qp", ENOSYS, qp); }
 int destroy_srq(ibv_srq* srq) { return call(g_destroy_srq, "ibv_destroy_srq", ENOSYS, srq); }
+int modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int attr_mask) {
+    return call(g_modify_srq, "ibv_modify_srq", ENOSYS, srq, attr, attr_mask);
+}
+int query_srq(ibv_srq* srq, ibv_srq_attr* attr) { return call(g_query_srq, "ibv_query_srq", ENOSYS, srq, attr); }
 ibv_mr* reg_mr(ibv_pd* pd, void* addr, size_t length, int access) {
     return call(g_reg_mr, "ibv_reg_mr", static_cast<ibv_mr*>(nullptr), pd, addr, length, access);
 }

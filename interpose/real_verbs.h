@@ -26,5 +26,7 @@ void ack_cq_events(ibv_cq* cq, unsigned int nevents);
 int get_async_event(ibv_context* context, ibv_async_event* event);
 void ack_async_event(ibv_async_event* event);
 int destroy_srq(ibv_srq* srq);
+int modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int attr_mask);
+int query_srq(ibv_srq* srq, ibv_srq_attr* attr);
 
 } // namespace tent::interpose::real

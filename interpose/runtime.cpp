@@ -148,6 +148,16 @@ void complete_receive(State& s, ShadowQp& q, const HeldRecv& r, const Arrival& a
     push_wc(s, q.qp->recv_cq, wc);
 }
 
+// Removes the receive Q's message just used (the front of RECVS); an SRQ
+// left with fewer receives than its armed limit raises its limit event.
+void consume_receive(ShadowQp& q, std::deque<HeldRecv>& recvs) {
+    recvs.pop_front();
+    if (q.srq && q.srq->limit && q.srq->recvs.size() < q.srq->limit) {
+        q.srq->limit = 0;
+        raise_srq_limit(q.srq->srq);
+    }
+}
+
 // Matches arrived messages with posted receives, in order.
 void match_receives(State& s, ShadowQp& q) {
     std::deque<HeldRecv>* recvs = receive_queue(q);
@@ -155,7 +165,7 @@ void match_receives(State& s, ShadowQp& q) {
     while (!recvs->empty() && !q.arrivals.empty()) {
         const Arrival& a = q.arrivals.front();
         complete_receive(s, q, recvs->front(), a, a.data.data(), a.data.size());
-        recvs->pop_front();
+        consume_receive(q, *recvs);
         q.arrivals.pop_front();
     }
 }
@@ -189,7 +199,7 @@ void take_message(State& s, ShadowQp& q, const MessageHeader& h, const std::uint
     std::deque<HeldRecv>* recvs = receive_queue(q);
     if (q.mode == QpMode::Tent && q.arrivals.empty() && recvs && !recvs->empty()) {
         complete_receive(s, q, recvs->front(), a, data, size);
-        recvs->pop_front();
+        consume_receive(q, *recvs);
         return;
     }
     a.data.assign(data, data + size);
@@ -1086,6 +1096,7 @@ int shadow_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 
 void srq_goes_plain(ibv_srq* srq) {
     std::deque<HeldRecv> recvs;
+    std::uint32_t limit = 0;
     {
         State& s = state();
         std::lock_guard lock(s.mu);
@@ -1093,6 +1104,7 @@ void srq_goes_plain(ibv_srq* srq) {
         if (shadow->plain) return;
         shadow->plain = true;
         recvs.swap(shadow->recvs);
+        limit = shadow->limit;
     }
     TENT_INFO("interpose-plain", "interposer: a queue pair on a shared receive queue passes through: so does the "
               "queue");
@@ -1106,6 +1118,44 @@ void srq_goes_plain(ibv_srq* srq) {
         ibv_recv_wr* bad = nullptr;
         ops->post_srq_recv(srq, &wr, &bad);
     }
+    // A limit the program armed goes with its receives to the adapter.
+    if (limit) {
+        ibv_srq_attr attr{};
+        attr.srq_limit = limit;
+        (void)real::modify_srq(srq, &attr, IBV_SRQ_LIMIT);
+    }
+}
+
+int shadow_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int attr_mask,
+                      int (*real_modify)(ibv_srq*, ibv_srq_attr*, int)) {
+    // Only the SRQs of adopted contexts have their receives held.
+    if (!(attr_mask & IBV_SRQ_LIMIT) || !provider_ops(srq->context)) return real_modify(srq, attr, attr_mask);
+    State& s = state();
+    std::unique_lock lock(s.mu);
+    if (shadow_srq(s, srq)->plain) {
+        lock.unlock();
+        return real_modify(srq, attr, attr_mask);
+    }
+    // Checked against the adapter's bound, as it would check it.
+    ibv_srq_attr now{};
+    if (int rc = real::query_srq(srq, &now); rc == 0 && attr->srq_limit > now.max_wr) return EINVAL;
+    if (int rest = attr_mask & ~IBV_SRQ_LIMIT) {
+        lock.unlock();
+        if (int rc = real_modify(srq, attr, rest)) return rc;
+        lock.lock();
+    }
+    shadow_srq(s, srq)->limit = attr->srq_limit;
+    return 0;
+}
+
+int shadow_query_srq(ibv_srq* srq, ibv_srq_attr* attr, int (*real_query)(ibv_srq*, ibv_srq_attr*)) {
+    int rc = real_query(srq, attr);
+    if (rc) return rc;
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto it = s.srqs.find(srq);
+    if (it != s.srqs.end() && !it->second->plain) attr->srq_limit = it->second->limit;
+    return 0;
 }
 
 void forget_srq(ibv_srq* srq) {

@@ -37,6 +37,12 @@ int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 int shadow_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
 // A queue pair on SRQ passes through: so does the SRQ from now on.
 void srq_goes_plain(ibv_srq* srq);
+// ibv_modify_srq / ibv_query_srq of an SRQ whose receives the interposer
+// holds: the limit is armed (and reported) here, the rest goes to the
+// adapter through REAL. An SRQ that passes through is the adapter's alone.
+int shadow_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int attr_mask,
+                      int (*real)(ibv_srq*, ibv_srq_attr*, int));
+int shadow_query_srq(ibv_srq* srq, ibv_srq_attr* attr, int (*real)(ibv_srq*, ibv_srq_attr*));
 // Forgets SRQ before it is destroyed.
 void forget_srq(ibv_srq* srq);
 // Moves up to max completions tent produced for CQ into wc; returns how

@@ -56,6 +56,10 @@ struct ShadowSrq {
     ibv_srq* srq = nullptr;
     bool plain = false;
     std::deque<HeldRecv> recvs;
+    // The program's armed IBV_SRQ_LIMIT (0: none): when fewer receives than
+    // this are left, IBV_EVENT_SRQ_LIMIT_REACHED is raised and it disarms,
+    // as an adapter does with the receives it holds.
+    std::uint32_t limit = 0;
 };
 
 // A send work request held back while the peer is looked for, deep-copied

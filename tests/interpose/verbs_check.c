@@ -11,7 +11,8 @@
  * each one whole, once, in order, with its own immediate data), posted as
  * one list with two signaled, then one by one. With -s on both sides,
  * the QP receives from a shared receive queue (ibv_create_srq,
- * ibv_post_srq_recv) instead of its own, with the same checks. With
+ * ibv_post_srq_recv) instead of its own, with the same checks, and the
+ * server checks the SRQ's limit event (ibv_modify_srq IBV_SRQ_LIMIT). With
  * -n ROUNDS on both sides, all of it is done ROUNDS times (long enough to
  * pull a port mid-run: tests/interpose/faults.sh). With -x, the client
  * posts everything through the extended QP API (ibv_create_qp_ex,
@@ -407,10 +408,36 @@ static void client(void) {
     for (int i = NBURST; i < 2 * NBURST; ++i) expect_wc(IBV_WC_SEND, 400 + (uint64_t)i, "burst: a send posted alone");
 }
 
+/* -s, first round: the SRQ's limit, armed at the number of receives
+ * posted, fires once the first message takes one (IBV_EVENT_SRQ_LIMIT_REACHED
+ * of the SRQ within 10 s) and is disarmed by it (ibv_query_srq reads 0). */
+static void arm_srq_limit(void) {
+    struct ibv_srq_attr a = {.srq_limit = NRECV};
+    if (ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT)) die("ibv_modify_srq(IBV_SRQ_LIMIT)");
+    memset(&a, 0, sizeof a);
+    if (ibv_query_srq(srq, &a) || a.srq_limit != NRECV) die("ibv_query_srq: limit %u, not %u", a.srq_limit, NRECV);
+}
+
+static void expect_srq_limit_event(void) {
+    struct pollfd p = {ctx->async_fd, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) die("SRQ limit: no asynchronous event within 10 s");
+    struct ibv_async_event ev;
+    if (ibv_get_async_event(ctx, &ev)) die("ibv_get_async_event");
+    if (ev.event_type != IBV_EVENT_SRQ_LIMIT_REACHED || ev.element.srq != srq)
+        die("SRQ limit: event %s, not IBV_EVENT_SRQ_LIMIT_REACHED of the SRQ", ibv_event_type_str(ev.event_type));
+    ibv_ack_async_event(&ev);
+    struct ibv_srq_attr a;
+    if (ibv_query_srq(srq, &a) || a.srq_limit != 0) die("SRQ limit: still armed (%u) after its event", a.srq_limit);
+}
+
 static void server(void) {
+    static int round;
+    const int srq_limit_check = srq && round++ == 0;
+    if (srq_limit_check) arm_srq_limit();
     fill(buf + SOURCE_AREA, 100000, 5);
     unsigned slot = take_slot();
     struct ibv_wc wc = expect_recv(slot, 4000, "send");
+    if (srq_limit_check) expect_srq_limit_event();
     if (wc.wc_flags & IBV_WC_WITH_IMM) die("send: IBV_WC_WITH_IMM set");
     const uint8_t *in = buf + RECV_AREA + slot * RECV_SLOT;
     check(in, 1024, 1, "send data, first SGE");
