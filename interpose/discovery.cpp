@@ -12,6 +12,7 @@
 #include "activation.h"
 #include "common/log.h"
 #include "common/unique_fd.h"
+#include "engine_address.h"
 #include "rendezvous_tcp.h"
 #include "runtime.h"
 #include "settings.h"
@@ -218,9 +219,14 @@ void await_peer(const std::shared_ptr<ShadowQp>& q, const std::string& self, int
         }
         if (first.empty() || first[0] != 'H') continue;
         // The hello is already read: serve the local caller here.
+        network.reset();
         RendezvousChannel local(std::move(fd), false);
         return serve_exchange(q, local, mine, first);
     }
+    // Network callers the kernel queues on our listener from now on would
+    // wait for an answer until their deadline: closing it resets them, and
+    // they call again (landing on another waiting process's listener).
+    network.reset();
     serve_exchange(q, *ch, mine, {});
 }
 
@@ -228,6 +234,7 @@ void run(std::shared_ptr<ShadowQp> q, std::string self, std::string peer, int ti
     TentScope scope;  // tent's own verbs calls pass through
     if (self == peer) return become_plain(q, "the queue pair is connected to itself");
     int port = rendezvous_port();
+    if (ibv_gid own{}; gid_of_name(self, &own)) note_own_gid(own);
     if (self < peer) call_peer(q, peer, timeout_ms, port);
     else await_peer(q, self, timeout_ms, port);
 }
