@@ -132,7 +132,8 @@ void call_peer(const std::shared_ptr<ShadowQp>& q, const std::string& peer, int 
     auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
     SocketAddress where;
     ibv_gid gid{};
-    bool remote = port > 0 && gid_of_name(peer, &gid) && gid_socket_address(gid, static_cast<std::uint16_t>(port), &where);
+    bool remote = port > 0 && gid_of_name(peer, &gid) &&
+                  gid_socket_address(gid, static_cast<std::uint16_t>(port), &where);
     for (;;) {
         if (UniqueFd fd = call_local(peer)) {
             if (!same_user(fd.get())) return become_plain(q, "the rendezvous name is held by another user");
@@ -146,8 +147,8 @@ void call_peer(const std::shared_ptr<ShadowQp>& q, const std::string& peer, int 
     }
 }
 
-// The owner's half of the exchange on CH; THEIRS is the caller's hello if already
-// read. A network caller first learns that it reached the owner ("A").
+// The owner's half of the exchange on CH; THEIRS is the caller's hello if
+// already read. A network caller first learns that it reached the owner ("A").
 void serve_exchange(const std::shared_ptr<ShadowQp>& q, RendezvousChannel& ch, const std::string& mine,
                     std::string theirs) {
     auto bound = Clock::now() + kExchangeBound;
