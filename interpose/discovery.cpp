@@ -12,6 +12,7 @@
 #include "activation.h"
 #include "common/log.h"
 #include "common/unique_fd.h"
+#include "engine_address.h"
 #include "rendezvous_tcp.h"
 #include "runtime.h"
 #include "settings.h"
@@ -131,7 +132,8 @@ void call_peer(const std::shared_ptr<ShadowQp>& q, const std::string& peer, int 
     auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
     SocketAddress where;
     ibv_gid gid{};
-    bool remote = port > 0 && gid_of_name(peer, &gid) && gid_socket_address(gid, static_cast<std::uint16_t>(port), &where);
+    bool remote = port > 0 && gid_of_name(peer, &gid) &&
+                  gid_socket_address(gid, static_cast<std::uint16_t>(port), &where);
     for (;;) {
         if (UniqueFd fd = call_local(peer)) {
             if (!same_user(fd.get())) return become_plain(q, "the rendezvous name is held by another user");
@@ -145,8 +147,8 @@ void call_peer(const std::shared_ptr<ShadowQp>& q, const std::string& peer, int 
     }
 }
 
-// The owner's half of the exchange on CH; THEIRS is the caller's hello if already
-// read. A network caller first learns that it reached the owner ("A").
+// The owner's half of the exchange on CH; THEIRS is the caller's hello if
+// already read. A network caller first learns that it reached the owner ("A").
 void serve_exchange(const std::shared_ptr<ShadowQp>& q, RendezvousChannel& ch, const std::string& mine,
                     std::string theirs) {
     auto bound = Clock::now() + kExchangeBound;
@@ -218,9 +220,14 @@ void await_peer(const std::shared_ptr<ShadowQp>& q, const std::string& self, int
         }
         if (first.empty() || first[0] != 'H') continue;
         // The hello is already read: serve the local caller here.
+        network.reset();
         RendezvousChannel local(std::move(fd), false);
         return serve_exchange(q, local, mine, first);
     }
+    // Network callers the kernel queues on our listener from now on would
+    // wait for an answer until their deadline: closing it resets them, and
+    // they call again (landing on another waiting process's listener).
+    network.reset();
     serve_exchange(q, *ch, mine, {});
 }
 
@@ -228,6 +235,7 @@ void run(std::shared_ptr<ShadowQp> q, std::string self, std::string peer, int ti
     TentScope scope;  // tent's own verbs calls pass through
     if (self == peer) return become_plain(q, "the queue pair is connected to itself");
     int port = rendezvous_port();
+    if (ibv_gid own{}; gid_of_name(self, &own)) note_own_gid(own);
     if (self < peer) call_peer(q, peer, timeout_ms, port);
     else await_peer(q, self, timeout_ms, port);
 }

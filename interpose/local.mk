@@ -9,7 +9,8 @@ libtent_la_SOURCES += interpose/activation.h interpose/activation.cpp \
 	interpose/shadow_qp.h interpose/runtime.h interpose/runtime.cpp \
 	interpose/discovery.h interpose/discovery.cpp \
 	interpose/rendezvous_channel.h interpose/rendezvous_channel.cpp \
-	interpose/rendezvous_tcp.h interpose/rendezvous_tcp.cpp interpose/qp.cpp interpose/qp_ex.h interpose/qp_ex.cpp \
+	interpose/rendezvous_tcp.h interpose/rendezvous_tcp.cpp \
+	interpose/engine_address.h interpose/engine_address.cpp interpose/qp.cpp interpose/qp_ex.h interpose/qp_ex.cpp \
 	interpose/send_pool.h interpose/send_pool.cpp \
 	interpose/memory.h interpose/memory.cpp interpose/mr.cpp \
 	interpose/merged_fd.h interpose/merged_fd.cpp \

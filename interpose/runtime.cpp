@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "context_table.h"
 #include "discovery.h"
+#include "engine_address.h"
 #include "real_verbs.h"
 #include "send_pool.h"
 #include "settings.h"
@@ -785,7 +786,7 @@ tent_engine_t* engine() {
     std::call_once(g_engine_once, [] {
         TentScope scope;
         tent_engine_t* e = nullptr;
-        if (int rc = tent_engine_create(nullptr, &e); rc != TENT_OK) {
+        if (int rc = create_engine(&e); rc != TENT_OK) {
             TENT_ERROR("interpose-engine", "interposer: tent's engine did not start: %s; queue pairs pass through",
                        tent_strerror(rc));
             return;

@@ -16,8 +16,14 @@ namespace {
 // Set from the configuration, or the knob table's default if it is invalid.
 std::atomic<int> g_discovery_ms{0};
 std::atomic<int> g_rendezvous_port{0};
+std::atomic<bool> g_control_auto{true};
 
 int default_of(Knob k) { return std::atoi(std::string(knob_spec(k).default_text).c_str()); }
+}
+
+bool control_address_is_auto() {
+    ensure_configured();
+    return g_control_auto.load();
 }
 
 int rendezvous_port() {
@@ -43,6 +49,7 @@ void ensure_configured() {
         (void)configure_logging(loaded.config);
         g_discovery_ms = static_cast<int>(loaded.config.get_int(Knob::InterposeDiscoveryMs));
         g_rendezvous_port = static_cast<int>(loaded.config.get_int(Knob::InterposeRendezvousPort));
+        g_control_auto = loaded.config.get_string(Knob::ControlAddress) == "auto";
     });
 }
 

@@ -15,4 +15,7 @@ int discovery_timeout_ms();
 // interpose_rendezvous_port (tent.conf(5)); 0: peers on this host only.
 int rendezvous_port();
 
+// Whether control_address is auto (the engine picks its address).
+bool control_address_is_auto();
+
 } // namespace tent::interpose

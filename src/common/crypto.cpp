@@ -9,10 +9,21 @@
 
 namespace tent {
 
+namespace {
+// tent's threads may still run while the program they live in exits; the
+// cleanup OpenSSL would register with atexit() frees its locks under them
+// (a TCP rail accepted during exit crashed in RAND_bytes).
+void init_openssl() {
+    static const bool done = OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr) == 1;
+    (void)done;
+}
+} // namespace
+
 Result<Mac> hmac_sha256(std::span<const std::uint8_t> key,
                         std::initializer_list<std::span<const std::uint8_t>> parts) {
     // The one-shot HMAC() (not deprecated in OpenSSL 3, unlike HMAC_CTX)
     // over the parts joined: they are a label and two nonces, under 128 bytes.
+    init_openssl();
     std::vector<std::uint8_t> data;
     for (auto part : parts) data.insert(data.end(), part.begin(), part.end());
     static const std::uint8_t empty = 0;  // HMAC wants valid pointers even for no bytes
@@ -26,6 +37,7 @@ Result<Mac> hmac_sha256(std::span<const std::uint8_t> key,
 }
 
 Status random_bytes(std::span<std::uint8_t> out) {
+    init_openssl();
     if (RAND_bytes(out.data(), static_cast<int>(out.size())) != 1)
         return Status(Code::SystemError, "no random bytes from OpenSSL's RAND_bytes");
     return Status::ok();
