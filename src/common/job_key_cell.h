@@ -10,6 +10,8 @@
 #include <optional>
 #include <vector>
 
+#include "common/crypto.h"
+
 namespace tent {
 
 using JobKey = std::vector<std::uint8_t>;
@@ -29,16 +31,26 @@ public:
         std::lock_guard lock(mutex_);
         return key_;
     }
+    // The key prepared for HMAC once (common/crypto.h), null while not known yet.
+    std::shared_ptr<const HmacKey> mac_key() const {
+        std::lock_guard lock(mutex_);
+        return mac_key_;
+    }
     void set(JobKey key) {
+        auto prepared = std::make_shared<const HmacKey>(key);
         std::lock_guard lock(mutex_);
         key_ = std::move(key);
+        mac_key_ = std::move(prepared);
     }
 
 private:
-    JobKeyCell(bool required, std::optional<JobKey> key) : required_(required), key_(std::move(key)) {}
+    JobKeyCell(bool required, std::optional<JobKey> key) : required_(required), key_(std::move(key)) {
+        if (required_ && key_) mac_key_ = std::make_shared<const HmacKey>(*key_);
+    }
     const bool required_;
     mutable std::mutex mutex_;
     std::optional<JobKey> key_;
+    std::shared_ptr<const HmacKey> mac_key_;
 };
 
 } // namespace tent

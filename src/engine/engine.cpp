@@ -125,7 +125,21 @@ Status Engine::start() {
     auto listener = listen_control(addr);
     if (!listener) return listener.status();
     listen_fd_ = std::move(*listener);
-    auto gate = tcp::AuthGate::create(job_key_, params_.connect_timeout, "control");
+    // A greeting brings the peer's AddressBlob and Hello; the HelloAck
+    // answers them, the connection waits for the peer's Proof.
+    auto gate = tcp::AuthGate::create(
+        job_key_, params_.connect_timeout, "control", 2,
+        [this](int, const std::vector<std::span<const std::uint8_t>>& frames) -> Result<tcp::AuthGate::Reply> {
+            auto blob = wire::decode_frame(frames[0]);
+            if (!blob) return blob.status();
+            auto hello = wire::decode_frame(frames[1]);
+            if (!hello) return hello.status();
+            auto reply = answer_hello(*blob, *hello);
+            if (!reply) return reply.status();
+            auto bytes = wire::encode_frame(reply->ack);
+            if (!bytes) return bytes.status();
+            return tcp::AuthGate::Reply{std::move(*bytes), std::make_shared<HandshakeReply>(std::move(*reply))};
+        });
     if (!gate) return gate.status();
     control_gate_ = std::move(*gate);
     wake_fd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));

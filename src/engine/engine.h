@@ -219,6 +219,16 @@ private:
     // rail sockets: on the progress thread only, as both block.
     void accept_connections();
     void serve_handshake(UniqueFd fd);
+    // The HelloAck for a peer's AddressBlob and Hello frames, and the
+    // connection it describes, not yet added (engine_connect.cpp).
+    struct HandshakeReply {
+        wire::Frame ack;
+        std::unique_ptr<Connection> conn;
+    };
+    Result<HandshakeReply> answer_hello(const wire::Frame& blob_frame, const wire::Frame& hello_frame);
+    // A control socket whose peer proved the job's key, with what answer_hello() made for it.
+    void admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn);
+    void attach_rail(Connection& conn, NewRail rail);
     void add_connection(std::unique_ptr<Connection> conn);
     void add_rail(Connection& conn, NewRail rail);
     void read_control(Connection& conn);
@@ -308,6 +318,15 @@ private:
     UniqueFd listen_fd_;
     std::shared_ptr<JobKeyCell> job_key_;
     std::unique_ptr<tcp::AuthGate> control_gate_;  // accepted control sockets until they authenticate
+    // Rails adopted before their connection: a rail's Proof overtook its
+    // connection's (engine_connect.cpp). Bounded in count and time.
+    struct EarlyRail {
+        std::uint64_t connection_id;
+        NewRail rail;
+        TimePoint until;
+    };
+    static constexpr std::size_t kMaxEarlyRails = 256;
+    std::vector<EarlyRail> early_rails_;
     UniqueFd wake_fd_;  // eventfd: a submission or a new connection is waiting
     UniqueFd stop_fd_;  // eventfd, written once by the destructor: ends the progress thread's nap
 

@@ -1,10 +1,17 @@
 // Connection setup over the control channel:
-//   initiator -> AddressBlob (its own), Hello{proposed rails}
-//   responder -> HelloAck{rails it set up}
+//   initiator -> [Greeting] AddressBlob (its own), Hello{proposed rails}
+//   responder -> [Answer] HelloAck{rails it set up}
+//   initiator -> [Proof]
 // Each provider proposes, accepts and completes its own rails
-// (transport/provider.h). The initiator blocks for at most
-// connect_timeout_ms; the responder serves the handshake on the progress
-// thread with the same bound.
+// (transport/provider.h). The job-key handshake (bracketed,
+// wire/auth_handshake.h) rides on the same messages: the responder answers
+// the Hello together with its proof, and adds the connection only once the
+// initiator's Proof is right; the initiator sends that Proof without
+// waiting, before it connects its rails (should a rail's own Proof still
+// overtake it, adopt_rail holds that rail until its connection arrives).
+// The initiator blocks for at most connect_timeout_ms; the
+// responder serves the handshake on the progress thread, without blocking
+// while the peer has not proved itself (AuthGate), with the same bound.
 #include <cstdio>
 #include <random>
 
@@ -57,13 +64,12 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
     auto blob = expect_body<wire::AddressBlob>(wire::decode_frame(peer_address), "an address blob");
     if (!blob) return blob.status();
     if (blob->tcp.empty()) return Status(Code::InvalidArgument, "address blob has no control address");
+    auto auth = tcp::AuthProver::start(*job_key_);
+    if (!auth) return Status(auth.status().code(), "connecting to " + blob->hostname + ": " + auth.status().message());
     auto fd = connect_control(blob->tcp[0], params_.connect_timeout);
     if (!fd) return fd.status();
     if (Status s = set_blocking_with_timeout(fd->get(), params_.connect_timeout); !s) return s;
     const TimePoint deadline = SteadyClock::instance().now() + params_.connect_timeout;
-    // The job's key first: the peer reads no frame before the Proof.
-    auto auth = tcp::AuthProver::prove(fd->get(), *job_key_, deadline);
-    if (!auth) return Status(auth.status().code(), "connecting to " + blob->hostname + ": " + auth.status().message());
 
     const std::uint64_t conn_id = new_connection_id();
     wire::Hello hello;
@@ -75,9 +81,14 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
         if (Status s = providers_[i]->propose_rails(ctx, hello.rails); !s) return s;
         ranges.emplace_back(ctx.first_rail_id, static_cast<std::uint16_t>(hello.rails.size()));
     }
-    if (Status s = send_frame(fd->get(), wire::Frame{0, 0, 0, 0, blob_}); !s) return s;
-    if (Status s = send_frame(fd->get(), wire::Frame{0, 0, conn_id, 0, hello}); !s) return s;
-    if (Status s = auth->confirm(fd->get(), deadline); !s)
+    // The Greeting, the blob and the Hello in one write; then the peer's
+    // Answer is checked and the Proof goes out before the HelloAck is read.
+    auto hello_bytes = wire::encode_frame(wire::Frame{0, 0, conn_id, 0, hello});
+    if (!hello_bytes) return hello_bytes.status();
+    std::vector<std::uint8_t> opening(blob_bytes_);
+    opening.insert(opening.end(), hello_bytes->begin(), hello_bytes->end());
+    if (Status s = auth->open(fd->get(), opening, deadline); !s) return s;
+    if (Status s = auth->prove(fd->get(), deadline); !s)
         return Status(s.code(), "connecting to " + blob->hostname + ": " + s.message());
     auto ack = expect_body<wire::HelloAck>(recv_frame(fd->get()), "HelloAck");
     if (!ack) return ack.status();
@@ -115,35 +126,26 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
     return conn_id;
 }
 
-void Engine::serve_handshake(UniqueFd fd) {
-    if (!set_blocking_with_timeout(fd.get(), params_.connect_timeout)) return;
-    auto blob = expect_body<wire::AddressBlob>(recv_frame(fd.get()), "an address blob");
-    if (!blob) {
-        TENT_WARN("engine-handshake", "rejected a control connection: %s", blob.status().to_string().c_str());
-        return;
-    }
-    auto frame = recv_frame(fd.get());
-    if (!frame || !std::holds_alternative<wire::Hello>(frame->body)) {
-        TENT_WARN("engine-handshake", "rejected a control connection from %s: %s", blob->hostname.c_str(),
-                  frame ? "no Hello" : frame.status().to_string().c_str());
-        return;
-    }
-    const auto& hello = std::get<wire::Hello>(frame->body);
-    const std::uint64_t conn_id = frame->connection_id;
-    if (connections_.count(conn_id)) return;  // a duplicate id: refuse by closing
+Result<Engine::HandshakeReply> Engine::answer_hello(const wire::Frame& blob_frame, const wire::Frame& hello_frame) {
+    const auto* blob = std::get_if<wire::AddressBlob>(&blob_frame.body);
+    if (!blob) return Status(Code::InvalidArgument, "control channel: expected an address blob");
+    const auto* hello = std::get_if<wire::Hello>(&hello_frame.body);
+    if (!hello) return Status(Code::InvalidArgument, "control channel: no Hello from " + blob->hostname);
+    const std::uint64_t conn_id = hello_frame.connection_id;
+    if (connections_.count(conn_id)) return Status(Code::AlreadyExists, "a connection id already in use");
 
     auto conn = std::make_unique<Connection>();
     conn->id = conn_id;
     conn->peer = *blob;
     wire::HelloAck ack;
     ack.engine_id = blob_.engine_id;
-    std::vector<bool> taken(hello.rails.size(), false);
+    std::vector<bool> taken(hello->rails.size(), false);
     for (std::size_t i = 0; i < providers_.size(); ++i) {
         std::vector<wire::RailInfo> proposal;
-        for (std::size_t r = 0; r < hello.rails.size(); ++r)
-            if (!taken[r] && hello.rails[r].kind == rail_kind_of(*providers_[i])) {
+        for (std::size_t r = 0; r < hello->rails.size(); ++r)
+            if (!taken[r] && hello->rails[r].kind == rail_kind_of(*providers_[i])) {
                 taken[r] = true;
-                proposal.push_back(hello.rails[r]);
+                proposal.push_back(hello->rails[r]);
             }
         if (proposal.empty()) continue;
         std::vector<NewRail> rails;
@@ -159,14 +161,43 @@ void Engine::serve_handshake(UniqueFd fd) {
             conn->rails.push_back(std::move(slot));
         }
     }
-    if (Status s = send_frame(fd.get(), wire::Frame{0, 0, conn_id, 0, ack}); !s) {
-        TENT_WARN("engine-handshake", "HelloAck to %s failed: %s", blob->hostname.c_str(), s.to_string().c_str());
+    return HandshakeReply{wire::Frame{0, 0, conn_id, 0, ack}, std::move(conn)};
+}
+
+// Authentication off: the handshake read on the socket as accepted.
+void Engine::serve_handshake(UniqueFd fd) {
+    if (!set_blocking_with_timeout(fd.get(), params_.connect_timeout)) return;
+    auto blob = recv_frame(fd.get());
+    if (!blob) {
+        TENT_WARN("engine-handshake", "rejected a control connection: %s", blob.status().to_string().c_str());
         return;
     }
+    auto hello = recv_frame(fd.get());
+    if (!hello) {
+        TENT_WARN("engine-handshake", "rejected a control connection: %s", hello.status().to_string().c_str());
+        return;
+    }
+    auto reply = answer_hello(*blob, *hello);
+    if (!reply) {
+        TENT_WARN("engine-handshake", "rejected a control connection: %s", reply.status().to_string().c_str());
+        return;
+    }
+    if (Status s = send_frame(fd.get(), reply->ack); !s) {
+        TENT_WARN("engine-handshake", "HelloAck to %s failed: %s", reply->conn->peer.hostname.c_str(),
+                  s.to_string().c_str());
+        return;
+    }
+    admit_proven(std::move(fd), std::move(reply->conn));
+}
+
+void Engine::admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn) {
+    // The same id may have been answered twice before either proved itself.
+    if (connections_.count(conn->id)) return;  // refuse by closing
+    if (!set_blocking_with_timeout(fd.get(), params_.connect_timeout)) return;
     conn->control = std::move(fd);
     {
         std::lock_guard lock(mutex_);
-        peers_.insert(conn_id);
+        peers_.insert(conn->id);
     }
     add_connection(std::move(conn));
 }
@@ -180,6 +211,10 @@ void Engine::add_connection(std::unique_ptr<Connection> conn) {
     for (auto& r : rails) add_rail(c, std::move(r.rail));
     // The provider index was only carried for add_rail's benefit.
     for (std::size_t i = 0; i < rails.size() && i < c.rails.size(); ++i) c.rails[i].provider = rails[i].provider;
+    // Rails that proved themselves before the connection did.
+    for (auto& e : early_rails_)
+        if (e.connection_id == c.id && e.rail.rail) attach_rail(c, std::move(e.rail));
+    std::erase_if(early_rails_, [](const EarlyRail& e) { return !e.rail.rail; });
     // The peer sends one message at a time until it knows our window.
     c.credit = CreditGrant(params_.send_window);
     grant_credit(c);
@@ -214,16 +249,27 @@ void Engine::add_rail(Connection& conn, NewRail rail) {
 
 void Engine::adopt_rail(std::uint64_t connection_id, NewRail rail) {
     auto it = connections_.find(connection_id);
-    if (it == connections_.end()) return;
+    if (it == connections_.end()) {
+        // Its connection's Proof may still be on the way: the rail waits.
+        const TimePoint now = clock_.now();
+        std::erase_if(early_rails_, [now](const EarlyRail& e) { return e.until <= now; });
+        if (early_rails_.size() < kMaxEarlyRails)
+            early_rails_.push_back(EarlyRail{connection_id, std::move(rail), now + params_.connect_timeout});
+        return;
+    }
+    attach_rail(*it->second, std::move(rail));
+    refresh_stats();
+}
+
+void Engine::attach_rail(Connection& conn, NewRail rail) {
     std::size_t provider = 0;
     for (std::size_t i = 0; i < providers_.size(); ++i)
         if (providers_[i]->kind() == rail.rail->kind()) {
             provider = i;
             break;
         }
-    add_rail(*it->second, std::move(rail));
-    it->second->rails.back().provider = provider;
-    refresh_stats();
+    add_rail(conn, std::move(rail));
+    conn.rails.back().provider = provider;
 }
 
 } // namespace tent

@@ -215,17 +215,29 @@ void Engine::accept_connections() {
     const TimePoint now = clock_.now();
     // Bounded per turn; the rest wait in the backlog for the next turn.
     for (int budget = 0; budget < 64; ++budget) {
-        int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+        // Non-blocking from the start: the gate reads it so (serve_handshake,
+        // without authentication, sets its own mode).
+        int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) break;
-        // The Confirm and the HelloAck are two small writes: without this,
-        // Nagle holds the second for the peer's delayed ACK (40 ms).
+        // Replies are small writes: without this, Nagle holds one for the
+        // peer's delayed ACK (40 ms).
         int one = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         control_gate_->admit(UniqueFd(fd), now);
     }
-    // Only sockets that proved they hold the job's key reach the handshake.
-    for (UniqueFd& fd : control_gate_->poll(now)) serve_handshake(std::move(fd));
+    // Only sockets that proved they hold the job's key get a connection.
+    for (auto& admitted : control_gate_->poll(now)) {
+        if (!admitted.answered) {
+            serve_handshake(std::move(admitted.fd));  // authentication off
+            continue;
+        }
+        auto held = std::any_cast<std::shared_ptr<HandshakeReply>>(admitted.held);
+        admit_proven(std::move(admitted.fd), std::move(held->conn));
+    }
     for (auto& p : providers_) p->poll_incoming(*this);  // the providers' own rail listeners
+    // Early rails whose connection never came (adopt_rail).
+    if (!early_rails_.empty())
+        std::erase_if(early_rails_, [now](const EarlyRail& e) { return e.until <= now; });
 }
 
 void Engine::mark_unreachable(Connection& conn, const Status& why) {

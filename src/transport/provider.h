@@ -94,7 +94,9 @@ class RailSink {
 public:
     virtual ~RailSink() = default;
     // A rail of connection `connection_id` that became ready on the passive
-    // side after the handshake. Unknown connection ids are dropped.
+    // side after the handshake. A rail whose connection is not there yet
+    // (the connection's own proof still on its way) waits for it up to
+    // connect_timeout_ms; then it is dropped.
     virtual void adopt_rail(std::uint64_t connection_id, NewRail rail) = 0;
 };
 

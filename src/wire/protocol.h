@@ -18,6 +18,11 @@ inline constexpr uint8_t kProtocolVersion = 1;
 inline constexpr uint8_t kMinProtocolVersion = 1;
 inline constexpr uint8_t kMaxProtocolVersion = 1;
 
+// Version of the job-key handshake's own messages (auth_handshake.h), which
+// precede every frame. 2: the initiator greets first and its first frames
+// travel with the greeting (1: the responder challenged first).
+inline constexpr uint8_t kAuthVersion = 2;
+
 // Fixed header: magic, version, type, flags, header length, rail id,
 // payload length, connection id, sequence number (see frame_header.h).
 inline constexpr size_t kHeaderSize = 32;

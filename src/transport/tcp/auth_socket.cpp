@@ -11,6 +11,7 @@
 #include "common/crypto.h"
 #include "common/log.h"
 #include "transport/tcp/tcp_socket.h"
+#include "wire/frame_scanner.h"
 
 namespace tent::tcp {
 
@@ -66,109 +67,91 @@ Status write_all(int fd, std::span<const std::uint8_t> bytes, TimePoint deadline
     return Status::ok();
 }
 
-Result<wire::Nonce> fresh_nonce() {
-    wire::Nonce n;
-    if (Status s = random_bytes(n); !s) return s;
-    return n;
-}
-
 } // namespace
 
 Result<AuthProver> AuthProver::start(const JobKeyCell& keys) {
-    std::optional<JobKey> key;
+    std::shared_ptr<const HmacKey> key;
     if (keys.required()) {
-        key = keys.get();
+        key = keys.mac_key();
         if (!key)
             return Status(Code::InvalidArgument,
                           "no job key yet: the program has not given it (job_key_file = none, tent_engine_set_job_key)");
     }
-    auto nonce = fresh_nonce();
-    if (!nonce) return nonce.status();
-    return AuthProver(std::move(key), *nonce);
+    wire::Nonce nonce{};
+    if (key)
+        if (Status s = random_bytes(nonce); !s) return s;
+    return AuthProver(std::move(key), nonce);
 }
 
-Status AuthProver::answer_challenge(int fd, TimePoint deadline) {
+Status AuthProver::open(int fd, std::span<const std::uint8_t> frames, TimePoint deadline) {
+    if (!key_) return write_all(fd, frames, deadline);
+    // One write: the responder finds the Greeting and the frames together.
+    std::vector<std::uint8_t> bytes(wire::kGreetingSize + frames.size());
+    const auto greeting = auth_.greeting();
+    std::copy(greeting.begin(), greeting.end(), bytes.begin());
+    std::copy(frames.begin(), frames.end(), bytes.begin() + wire::kGreetingSize);
+    return write_all(fd, bytes, deadline);
+}
+
+Status AuthProver::prove(int fd, TimePoint deadline) {
     if (!key_) return Status::ok();
-    wire::ChallengeBytes challenge;
-    if (Status s = read_exact(fd, challenge, deadline); !s) return s;
-    auto proof = auth_.on_challenge(challenge, *key_);
+    wire::AnswerBytes answer;
+    if (Status s = read_exact(fd, answer, deadline); !s) return s;
+    auto proof = auth_.on_answer(answer, *key_);
     if (!proof) return proof.status();
     return write_all(fd, *proof, deadline);
 }
 
-Result<AuthProver> AuthProver::prove(int fd, const JobKeyCell& keys, TimePoint deadline) {
-    auto prover = start(keys);
-    if (!prover) return prover.status();
-    if (Status s = prover->answer_challenge(fd, deadline); !s) return s;
-    return prover;
-}
-
-Status AuthProver::confirm(int fd, TimePoint deadline) {
-    if (!key_) return Status::ok();
-    wire::ConfirmBytes confirm;
-    if (Status s = read_exact(fd, confirm, deadline); !s) return s;
-    return auth_.on_confirm(confirm, *key_);
-}
-
 struct AuthGate::Pending {
-    Pending(UniqueFd f, const wire::Nonce& nonce, TimePoint d, std::string p)
-        : fd(std::move(f)), auth(nonce), deadline(d), peer(std::move(p)) {}
+    Pending(UniqueFd f, TimePoint d) : fd(std::move(f)), deadline(d) {}
     UniqueFd fd;
-    wire::AuthResponder auth;
+    std::optional<wire::AuthResponder> auth;  // from the answer on
     TimePoint deadline;
-    std::string peer;
-    wire::ProofBytes proof{};
-    std::size_t have = 0;
+    // The Greeting and the frames behind it, until answered; then the Proof.
+    std::vector<std::uint8_t> in;
+    bool answered = false;
+    std::any held;
 };
 
-AuthGate::AuthGate(std::shared_ptr<const JobKeyCell> keys, Duration timeout, std::string what, UniqueFd epoll)
-    : keys_(std::move(keys)), timeout_(timeout), what_(std::move(what)), epoll_(std::move(epoll)) {}
+AuthGate::AuthGate(std::shared_ptr<const JobKeyCell> keys, Duration timeout, std::string what, std::size_t frames,
+                   Answerer answerer, UniqueFd epoll)
+    : keys_(std::move(keys)), timeout_(timeout), what_(std::move(what)), frames_(frames),
+      answerer_(std::move(answerer)), epoll_(std::move(epoll)) {}
 
 AuthGate::~AuthGate() = default;
 
 Result<std::unique_ptr<AuthGate>> AuthGate::create(std::shared_ptr<const JobKeyCell> keys, Duration timeout,
-                                                   std::string what) {
+                                                   std::string what, std::size_t frames, Answerer answerer) {
     UniqueFd epoll(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll) return Status::from_errno(errno, "authentication: epoll_create1");
-    return std::unique_ptr<AuthGate>(new AuthGate(std::move(keys), timeout, std::move(what), std::move(epoll)));
+    return std::unique_ptr<AuthGate>(
+        new AuthGate(std::move(keys), timeout, std::move(what), frames, std::move(answerer), std::move(epoll)));
 }
 
 void AuthGate::refuse(Pending& p, const Status& why) {
     ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, p.fd.get(), nullptr);
-    TENT_WARN("auth-refused", "%s connection from %s closed: %s", what_.c_str(), p.peer.c_str(),
-              why.message().c_str());
+    // The peer's name only when there is something to say about it: no
+    // system call on the way of a connection that proves itself.
+    auto peer = peer_address_of(p.fd.get());
+    TENT_WARN("auth-refused", "%s connection from %s closed: %s", what_.c_str(),
+              peer ? peer->to_string().c_str() : "?", why.message().c_str());
     p.fd.reset();
+    p.held.reset();  // what the answerer kept goes with the socket
 }
 
 void AuthGate::admit(UniqueFd fd, TimePoint now) {
     if (!keys_->required()) {
-        ready_.push_back(std::move(fd));
+        ready_.push_back(Admitted{std::move(fd), false, {}});
         return;
     }
-    auto peer = peer_address_of(fd.get());
-    std::string name = peer ? peer->to_string() : std::string("?");
     const int flags = ::fcntl(fd.get(), F_GETFL);
-    if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0) return;
-    auto nonce = fresh_nonce();
-    if (!nonce) {
-        TENT_WARN("auth-refused", "%s connection from %s closed: %s", what_.c_str(), name.c_str(),
-                  nonce.status().message().c_str());
-        return;
-    }
+    if ((flags & O_NONBLOCK) == 0 && (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0)) return;
     // A crowd of silent strangers must not grow without bound: the oldest goes.
     if (pending_.size() >= kMaxPending) {
         refuse(*pending_.front(), Status(Code::Busy, "too many connections waiting to authenticate"));
         pending_.erase(pending_.begin());
     }
-    auto p = std::make_unique<Pending>(std::move(fd), *nonce, now + timeout_, std::move(name));
-    // A fresh socket's empty buffer takes the 40 bytes at once.
-    const auto challenge = p->auth.challenge();
-    if (::send(p->fd.get(), challenge.data(), challenge.size(), MSG_NOSIGNAL | MSG_DONTWAIT) !=
-        static_cast<ssize_t>(challenge.size())) {
-        TENT_WARN("auth-refused", "%s connection from %s closed: %s", what_.c_str(), p->peer.c_str(),
-                  Status::from_errno(errno, "sending the challenge").message().c_str());
-        return;
-    }
+    auto p = std::make_unique<Pending>(std::move(fd), now + timeout_);
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = p->fd.get();
@@ -176,39 +159,118 @@ void AuthGate::admit(UniqueFd fd, TimePoint now) {
     pending_.push_back(std::move(p));
 }
 
-Status AuthGate::advance(Pending& p, TimePoint now) {
-    // Bounded: each round reads at least one byte of the fixed-size Proof.
-    while (p.have < p.proof.size()) {
-        ssize_t n = ::recv(p.fd.get(), p.proof.data() + p.have, p.proof.size() - p.have, MSG_DONTWAIT);
+// Reads what has come of the Greeting and its frames. The initiator sends
+// nothing else before the Answer, so reading all there is takes nothing
+// that belongs to later; more than the opening is a protocol error.
+Status AuthGate::read_opening(Pending& p) {
+    // Bounded: each round reads at least one byte of a bounded opening.
+    for (;;) {
+        const std::size_t have = p.in.size();
+        const std::size_t room = wire::kGreetingSize + kMaxOpening - have;
+        if (room == 0) return Status(Code::InvalidArgument, "its opening frames exceed " + std::to_string(kMaxOpening) + " bytes");
+        p.in.resize(have + std::min<std::size_t>(room, 4096));
+        ssize_t n = ::recv(p.fd.get(), p.in.data() + have, p.in.size() - have, MSG_DONTWAIT);
+        p.in.resize(have + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
         if (n == 0) return Status(Code::PeerUnreachable, "closed before authenticating");
         if (n < 0) {
             if (errno == EINTR) continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::ok();
             return Status::from_errno(errno, "recv");
         }
-        p.have += static_cast<std::size_t>(n);
-        if (Status s = wire::check_auth_header(std::span(p.proof).first(p.have), wire::AuthMessageType::Proof); !s)
-            return s;
+        if (Status s = wire::check_auth_header(p.in, wire::AuthMessageType::Greeting); !s) return s;
+        if (opening_complete(p.in)) return Status::ok();  // no need to ask for more
     }
-    if (p.have == p.proof.size()) {
-        // Without the key yet (given later by the program), the Proof waits.
-        if (auto key = keys_->get()) {
-            auto confirm = p.auth.on_proof(p.proof, *key);
-            if (!confirm) return confirm.status();
-            if (::send(p.fd.get(), confirm->data(), confirm->size(), MSG_NOSIGNAL | MSG_DONTWAIT) !=
-                static_cast<ssize_t>(confirm->size()))
-                return Status::from_errno(errno, "sending the confirmation");
-            return Status::ok();
-        }
+}
+
+// Whether in holds the Greeting and every frame behind it (garbage counts
+// as complete: answer() refuses it).
+bool AuthGate::opening_complete(std::span<const std::uint8_t> in) const {
+    if (in.size() < wire::kGreetingSize) return false;
+    std::size_t at = wire::kGreetingSize;
+    for (std::size_t i = 0; i < frames_; ++i) {
+        auto scan = wire::scan_frame(in.subspan(at));
+        if (scan.state == wire::ScanState::NeedMore) return false;
+        if (scan.state == wire::ScanState::Error) return true;
+        at += scan.bytes;
     }
-    if (now >= p.deadline)
-        return Status(Code::Timeout, p.have == p.proof.size() ? "the job key was not given in time"
-                                                              : "did not authenticate within connect_timeout_ms");
+    return true;
+}
+
+Status AuthGate::answer(Pending& p, const HmacKey& key) {
+    // The frames behind the Greeting, each whole; garbage is refused as
+    // soon as the scanner sees it.
+    std::vector<std::span<const std::uint8_t>> frames;
+    std::size_t at = wire::kGreetingSize;
+    while (frames.size() < frames_) {
+        auto scan = wire::scan_frame(std::span(p.in).subspan(at));
+        if (scan.state == wire::ScanState::Error) return scan.error;
+        if (scan.state == wire::ScanState::NeedMore) return Status(Code::Busy, "authenticating");
+        frames.push_back(std::span(p.in).subspan(at, scan.bytes));
+        at += scan.bytes;
+    }
+    if (at != p.in.size()) return Status(Code::InvalidArgument, "it sent more than its opening before the answer");
+    wire::Nonce nonce;
+    if (Status s = random_bytes(nonce); !s) return s;
+    p.auth.emplace(nonce);
+    auto answer = p.auth->on_greeting(std::span(p.in).first(wire::kGreetingSize), key);
+    if (!answer) return answer.status();
+    auto reply = answerer_(p.fd.get(), frames);
+    if (!reply) return reply.status();
+    // The Answer and the reply in one write: the initiator wakes once. A
+    // fresh socket's empty buffer takes these few hundred bytes at once.
+    std::vector<std::uint8_t> out(answer->begin(), answer->end());
+    out.insert(out.end(), reply->bytes.begin(), reply->bytes.end());
+    if (::send(p.fd.get(), out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(out.size()))
+        return Status::from_errno(errno, "sending the answer");
+    p.held = std::move(reply->held);
+    p.answered = true;
+    p.in.clear();
     return Status(Code::Busy, "authenticating");
 }
 
-std::vector<UniqueFd> AuthGate::poll(TimePoint now) {
-    std::vector<UniqueFd> proven = std::move(ready_);
+Status AuthGate::advance(Pending& p, TimePoint now) {
+    if (!p.answered) {
+        if (Status s = read_opening(p); !s) return s;
+        if (p.in.size() >= wire::kGreetingSize) {
+            // Without the key yet (given later by the program), the greeting waits.
+            if (auto key = keys_->mac_key()) {
+                // The Proof cannot be there yet (it answers what was just
+                // sent): it is read on a later call.
+                if (Status s = answer(p, *key); s.code() != Code::Busy) return s;
+                if (p.answered) return Status(Code::Busy, "authenticating");
+            }
+        }
+    } else {
+        // Exactly the Proof, never a byte more: the peer's frames follow it.
+        // Bounded: each round reads at least one byte of it.
+        while (p.in.size() < wire::kProofSize) {
+            const std::size_t have = p.in.size();
+            p.in.resize(wire::kProofSize);
+            ssize_t n = ::recv(p.fd.get(), p.in.data() + have, wire::kProofSize - have, MSG_DONTWAIT);
+            p.in.resize(have + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+            if (n == 0) return Status(Code::PeerUnreachable, "closed before authenticating");
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+                return Status::from_errno(errno, "recv");
+            }
+            if (Status s = wire::check_auth_header(p.in, wire::AuthMessageType::Proof); !s) return s;
+        }
+        if (p.in.size() == wire::kProofSize) {
+            auto key = keys_->mac_key();
+            if (!key) return Status(Code::Internal, "the job key went away");
+            return p.auth->on_proof(p.in, *key);
+        }
+    }
+    if (now >= p.deadline)
+        return Status(Code::Timeout, !p.answered && p.in.size() >= wire::kGreetingSize && !keys_->mac_key()
+                                         ? "the job key was not given in time"
+                                         : "did not authenticate within connect_timeout_ms");
+    return Status(Code::Busy, "authenticating");
+}
+
+std::vector<AuthGate::Admitted> AuthGate::poll(TimePoint now) {
+    std::vector<Admitted> proven = std::move(ready_);
     ready_.clear();
     for (auto& p : pending_) {
         Status s = advance(*p, now);
@@ -218,7 +280,7 @@ std::vector<UniqueFd> AuthGate::poll(TimePoint now) {
             continue;
         }
         ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, p->fd.get(), nullptr);
-        proven.push_back(std::move(p->fd));
+        proven.push_back(Admitted{std::move(p->fd), true, std::move(p->held)});
     }
     std::erase_if(pending_, [](const auto& p) { return !p->fd; });
     return proven;

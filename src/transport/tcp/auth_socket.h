@@ -1,21 +1,31 @@
 // The job-key handshake (wire/auth_handshake.h) on sockets: both halves of
-// it for every control connection and TCP rail socket, before any frame.
+// it for every control connection and TCP rail socket, before any frame is
+// acted on.
 //
 // Connecting side (blocking up to a deadline, like the connect paths that
-// call it): AuthProver::prove() reads the Challenge and sends the Proof; the
-// caller may send its first frame at once, then confirm() reads and checks
-// the Confirm before the caller reads the peer's first frame.
+// call it): AuthProver::open() sends the Greeting and the caller's first
+// frames in one write; prove() reads the responder's Answer, checks it and
+// sends the Proof; the caller then reads the reply to its frames, which
+// came right behind the Answer. No round trip is added: the Proof goes out
+// without waiting for anything.
 //
 // Accepting side (never blocking: strangers must not stall the progress
 // thread): AuthGate holds freshly accepted sockets until they have proved
 // themselves, each for at most the connect timeout and at most kMaxPending
-// at once, and hands over only proven ones. A socket that fails is closed
-// and logged (rate-limited); it costs the job nothing else.
+// at once. It reads the Greeting and the frames that follow it (a fixed
+// count, bounded in size), answers with the Answer and the owner's reply to
+// those frames (the owner's answerer computes the reply without acting on
+// anything), and hands the socket over, with what the answerer kept, only
+// once the Proof is right. A socket that fails is closed and logged
+// (rate-limited); it costs the job nothing else.
 #pragma once
 
+#include <any>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,56 +39,85 @@ namespace tent::tcp {
 
 class AuthProver {
 public:
-    // With authentication off (keys.required() false) both steps do nothing.
-    static Result<AuthProver> prove(int fd, const JobKeyCell& keys, TimePoint deadline);
-    Status confirm(int fd, TimePoint deadline);
-
-    // The same in steps for a caller that must not block while messages
-    // travel: start() needs nothing from the socket; answer_challenge() and
-    // confirm() once the socket is readable.
+    // With authentication off (keys.required() false) open() sends the
+    // frames alone and prove() does nothing.
     static Result<AuthProver> start(const JobKeyCell& keys);
-    Status answer_challenge(int fd, TimePoint deadline);
-    bool required() const { return key_.has_value(); }
+    // The Greeting and the caller's first frames, in one write.
+    Status open(int fd, std::span<const std::uint8_t> frames, TimePoint deadline);
+    // Reads and checks the Answer, then sends the Proof (at once: the peer
+    // makes nothing for this socket before it, and sending it later, after
+    // the whole set-up, measured slower).
+    Status prove(int fd, TimePoint deadline);
+    bool required() const { return key_ != nullptr; }
 
 private:
-    AuthProver(std::optional<JobKey> key, const wire::Nonce& nonce) : key_(std::move(key)), auth_(nonce) {}
-    std::optional<JobKey> key_;  // nullopt: authentication off
+    AuthProver(std::shared_ptr<const HmacKey> key, const wire::Nonce& nonce) : key_(std::move(key)), auth_(nonce) {}
+    std::shared_ptr<const HmacKey> key_;  // null: authentication off
     wire::AuthInitiator auth_;
 };
 
 class AuthGate {
 public:
     static constexpr std::size_t kMaxPending = 64;
+    // Bytes of frames a greeting may bring (an address blob and a Hello are
+    // a few hundred).
+    static constexpr std::size_t kMaxOpening = 64 * 1024;
 
-    // what: "control" or "tcp rail", for the log.
+    // The owner's reply to the frames behind a Greeting, sent right behind
+    // the Answer, and what it keeps for the moment the Proof is right.
+    struct Reply {
+        std::vector<std::uint8_t> bytes;
+        std::any held;
+    };
+    // Given the socket and the frames (each one whole frame, checked by the
+    // frame scanner); an error refuses the socket. Must act on nothing.
+    using Answerer = std::function<Result<Reply>(int fd, const std::vector<std::span<const std::uint8_t>>& frames)>;
+
+    struct Admitted {
+        UniqueFd fd;
+        // With authentication off the socket comes as accepted, nothing read
+        // (answered false): the owner reads its frames itself.
+        bool answered = false;
+        std::any held;
+    };
+
+    // what: "control" or "tcp rail", for the log; frames: how many frames
+    // follow a Greeting.
     static Result<std::unique_ptr<AuthGate>> create(std::shared_ptr<const JobKeyCell> keys, Duration timeout,
-                                                    std::string what);
+                                                    std::string what, std::size_t frames, Answerer answerer);
     ~AuthGate();
     AuthGate(const AuthGate&) = delete;
     AuthGate& operator=(const AuthGate&) = delete;
 
     // Readable (epoll) when a pending socket has input.
     int fd() const { return epoll_.get(); }
-    // A socket just accepted: the Challenge goes out, the Proof is awaited.
+    // A socket just accepted: its Greeting is awaited.
     void admit(UniqueFd fd, TimePoint now);
-    // Reads what pending sockets sent; returns those proven (Confirm sent),
-    // closes those that failed or ran out of time. Never blocks.
-    std::vector<UniqueFd> poll(TimePoint now);
+    // Reads what pending sockets sent, answers complete openings; returns
+    // the sockets proven; closes those that failed or ran out of time.
+    // Never blocks.
+    std::vector<Admitted> poll(TimePoint now);
     std::size_t pending() const { return pending_.size(); }
 
 private:
     struct Pending;
-    AuthGate(std::shared_ptr<const JobKeyCell> keys, Duration timeout, std::string what, UniqueFd epoll);
+    AuthGate(std::shared_ptr<const JobKeyCell> keys, Duration timeout, std::string what, std::size_t frames,
+             Answerer answerer, UniqueFd epoll);
     // ok: proven; Busy: still waiting; else why it failed.
     Status advance(Pending& p, TimePoint now);
+    Status read_opening(Pending& p);
+    bool opening_complete(std::span<const std::uint8_t> in) const;
+    Status answer(Pending& p, const HmacKey& key);
     void refuse(Pending& p, const Status& why);
 
     std::shared_ptr<const JobKeyCell> keys_;
     Duration timeout_;
     std::string what_;
+    std::size_t frames_;
+    Answerer answerer_;
     UniqueFd epoll_;
     std::vector<std::unique_ptr<Pending>> pending_;  // oldest first
-    std::vector<UniqueFd> ready_;                    // authentication off: passed through
+    std::vector<Admitted> ready_;                    // authentication off: passed through
 };
 
 } // namespace tent::tcp

@@ -79,11 +79,14 @@ Result<wire::Frame> read_frame_blocking(int fd, TimePoint deadline) {
     }
 }
 
+wire::Frame tcp_hello_frame(const TcpRailHello& hello) {
+    return wire::Frame{.rail_id = hello.rail.rail_id,
+                       .connection_id = hello.connection_id,
+                       .body = wire::Hello{.engine_id = hello.engine_id, .rails = {hello.rail}}};
+}
+
 Status tcp_hello_send(int fd, const TcpRailHello& hello, TimePoint deadline) {
-    wire::Frame out{.rail_id = hello.rail.rail_id,
-                    .connection_id = hello.connection_id,
-                    .body = wire::Hello{.engine_id = hello.engine_id, .rails = {hello.rail}}};
-    return write_frame_blocking(fd, out, deadline);
+    return write_frame_blocking(fd, tcp_hello_frame(hello), deadline);
 }
 
 Result<TcpHelloAnswer> tcp_hello_read_answer(int fd, const TcpRailHello& hello, TimePoint deadline) {
@@ -111,6 +114,11 @@ Result<TcpHelloAnswer> tcp_hello_read_answer(int fd, const TcpRailHello& hello, 
 Result<TcpRailHello> tcp_hello_receive(int fd, Duration timeout) {
     auto in = read_frame_blocking(fd, SteadyClock::instance().now() + timeout);
     if (!in) return in.status();
+    return tcp_hello_parse(*in);
+}
+
+Result<TcpRailHello> tcp_hello_parse(const wire::Frame& frame) {
+    const wire::Frame* in = &frame;
     const auto* hello = std::get_if<wire::Hello>(&in->body);
     if (hello == nullptr)
         return Status(Code::InvalidArgument, std::string("tcp hello: expected hello, got ") +
@@ -121,6 +129,12 @@ Result<TcpRailHello> tcp_hello_receive(int fd, Duration timeout) {
     auto version = wire::negotiate_version(hello->version_min, hello->version_max);
     got.version = version ? *version : 0;
     return got;
+}
+
+wire::Frame tcp_hello_accept_frame(const TcpRailHello& received, std::uint64_t engine_id) {
+    wire::HelloAck ack{.engine_id = engine_id, .result = wire::HelloResult::Accepted, .version = received.version,
+                       .rails = {received.rail}};
+    return wire::Frame{.rail_id = received.rail.rail_id, .connection_id = received.connection_id, .body = ack};
 }
 
 Status tcp_hello_reply(int fd, const TcpRailHello& received, std::uint64_t engine_id, wire::HelloResult result,

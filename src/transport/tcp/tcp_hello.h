@@ -2,9 +2,11 @@
 // is handed to a TcpRail: the initiator names the connection (its id) and
 // the one rail the socket carries; the responder answers with HelloAck.
 // Blocking with a deadline (poll on the non-blocking socket): the engine
-// runs these on its connection-setup path, not in its progress loop. The
-// job-key handshake (auth_socket.h) comes first: the responder reads a
-// Hello only from a socket that proved itself.
+// runs these on its connection-setup path, not in its progress loop. With
+// the job key (auth_socket.h) the Hello travels with the Greeting and the
+// HelloAck with the responder's Answer (tcp_hello_frame, tcp_hello_parse,
+// tcp_hello_accept_frame); the responder makes the rail only once the
+// initiator's Proof is right.
 //
 //   initiator                               responder
 //   fd = tcp_connect(...)                   fd = listener.accept()
@@ -40,20 +42,26 @@ struct TcpHelloAnswer {
     std::uint8_t version = 0;
 };
 
-// The initiator's half in two steps (the job key's Confirm is read between
-// them, auth_socket.h): send the Hello, then read and check the HelloAck.
-// Code::Unsupported on a version mismatch, Code::RailDown when refused,
-// Code::Timeout, Code::InvalidArgument on a malformed or unexpected answer.
+// The initiator's half in two steps (with the job key, the Hello travels
+// with the Greeting and the Answer is read between them, auth_socket.h):
+// send the Hello, then read and check the HelloAck. Code::Unsupported on a
+// version mismatch, Code::RailDown when refused, Code::Timeout,
+// Code::InvalidArgument on a malformed or unexpected answer.
+wire::Frame tcp_hello_frame(const TcpRailHello& hello);
 Status tcp_hello_send(int fd, const TcpRailHello& hello, TimePoint deadline);
 Result<TcpHelloAnswer> tcp_hello_read_answer(int fd, const TcpRailHello& hello, TimePoint deadline);
 
 // Reads the Hello of a freshly accepted socket; it must list exactly one TCP rail.
 Result<TcpRailHello> tcp_hello_receive(int fd, Duration timeout);
+// The same checks on a Hello frame already read.
+Result<TcpRailHello> tcp_hello_parse(const wire::Frame& in);
 
 // Answers a received Hello. Accepted is turned into VersionMismatch when
 // received.version is 0 (and Code::Unsupported returned after sending it).
 Status tcp_hello_reply(int fd, const TcpRailHello& received, std::uint64_t engine_id, wire::HelloResult result,
                        Duration timeout);
+// The HelloAck that answers an accepted Hello whose version is not 0.
+wire::Frame tcp_hello_accept_frame(const TcpRailHello& received, std::uint64_t engine_id);
 
 // Frame I/O with a deadline, for setup exchanges on a non-blocking socket.
 Status write_frame_blocking(int fd, const wire::Frame& frame, TimePoint deadline);

@@ -10,6 +10,7 @@
 #include "transport/tcp/control_socket.h"
 #include "transport/tcp/tcp_hello.h"
 #include "transport/tcp/tcp_rail.h"
+#include "wire/frame_codec.h"
 
 namespace tent {
 
@@ -60,7 +61,20 @@ Status TcpProvider::install(const RegionLookup& regions) {
                    links.status().to_string().c_str());
     epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_) return Status::from_errno(errno, "tcp provider: epoll_create1");
-    auto gate = tcp::AuthGate::create(keys_, timeout_, "tcp rail");
+    // A greeting brings the rail's Hello; the HelloAck answers it, and the
+    // rail is made only once the Proof is right (poll_incoming).
+    auto gate = tcp::AuthGate::create(
+        keys_, timeout_, "tcp rail", 1,
+        [this](int, const std::vector<std::span<const std::uint8_t>>& frames) -> Result<tcp::AuthGate::Reply> {
+            auto frame = wire::decode_frame(frames[0]);
+            if (!frame) return frame.status();
+            auto hello = tcp::tcp_hello_parse(*frame);
+            if (!hello) return hello.status();
+            if (hello->version == 0) return Status(Code::Unsupported, "tcp hello: no common protocol version");
+            auto bytes = wire::encode_frame(tcp::tcp_hello_accept_frame(*hello, engine_id_));
+            if (!bytes) return bytes.status();
+            return tcp::AuthGate::Reply{std::move(*bytes), *hello};
+        });
     if (!gate) return gate.status();
     gate_ = std::move(*gate);
     epoll_event gate_ev{};
@@ -190,6 +204,8 @@ Status TcpProvider::complete_rails(const RailContext& ctx, const std::vector<wir
             return Status(Code::InvalidArgument, "HelloAck names a TCP address that does not exist");
         tcp::TcpAddress local{listeners_[mine].address().host, 0};
         tcp::TcpAddress remote = from_wire(ctx.peer->tcp[info.local_index]);
+        auto auth = tcp::AuthProver::start(*keys_);
+        if (!auth) return auth.status();
         auto fd = tcp::tcp_connect(local, remote, timeout_, params_.buffers);
         if (!fd) return fd.status();
         tcp::TcpRailHello hello;
@@ -197,12 +213,14 @@ Status TcpProvider::complete_rails(const RailContext& ctx, const std::vector<wir
         hello.engine_id = ctx.local->engine_id;
         hello.rail = wire::RailInfo{info.rail_id, wire::RailKind::Tcp, static_cast<std::uint8_t>(info.remote_index),
                                     info.local_index, 0};
-        // The job's key, then the Hello right behind the Proof.
+        // The Greeting with the Hello, the peer's Answer checked, then its
+        // HelloAck (it came with the Answer); our Proofs go out once every
+        // rail is up, before any rail sends a byte.
         const TimePoint deadline = SteadyClock::instance().now() + timeout_;
-        auto auth = tcp::AuthProver::prove(fd->get(), *keys_, deadline);
-        if (!auth) return auth.status();
-        if (Status s = tcp::tcp_hello_send(fd->get(), hello, deadline); !s) return s;
-        if (Status s = auth->confirm(fd->get(), deadline); !s) return s;
+        auto hello_bytes = wire::encode_frame(tcp::tcp_hello_frame(hello));
+        if (!hello_bytes) return hello_bytes.status();
+        if (Status s = auth->open(fd->get(), *hello_bytes, deadline); !s) return s;
+        if (Status s = auth->prove(fd->get(), deadline); !s) return s;
         auto answered = tcp::tcp_hello_read_answer(fd->get(), hello, deadline);
         if (!answered) return answered.status();
         tcp::TcpRedial redial;
@@ -224,15 +242,20 @@ void TcpProvider::poll_incoming(RailSink& sink) {
             gate_->admit(std::move(**accepted), now);
         }
     // Only sockets that proved they hold the job's key get to say Hello.
-    for (UniqueFd& proven : gate_->poll(now)) {
-        UniqueFd fd = std::move(proven);
-        auto hello = tcp::tcp_hello_receive(fd.get(), timeout_);
-        if (!hello) {
-            TENT_WARN("tcp-rail-refused", "rail socket without a valid Hello: %s",
-                      hello.status().to_string().c_str());
-            continue;
+    for (auto& admitted : gate_->poll(now)) {
+        UniqueFd fd = std::move(admitted.fd);
+        Result<tcp::TcpRailHello> hello = Status(Code::Internal, "no hello");
+        if (admitted.answered) {
+            hello = std::any_cast<tcp::TcpRailHello>(admitted.held);  // answered by the gate
+        } else {  // authentication off: the Hello read and answered here
+            hello = tcp::tcp_hello_receive(fd.get(), timeout_);
+            if (!hello) {
+                TENT_WARN("tcp-rail-refused", "rail socket without a valid Hello: %s",
+                          hello.status().to_string().c_str());
+                continue;
+            }
+            if (!tcp::tcp_hello_reply(fd.get(), *hello, engine_id_, wire::HelloResult::Accepted, timeout_)) continue;
         }
-        if (!tcp::tcp_hello_reply(fd.get(), *hello, engine_id_, wire::HelloResult::Accepted, timeout_)) continue;
         const auto key = std::make_pair(hello->connection_id, hello->rail.rail_id);
         if (auto it = mailboxes_.find(key); it != mailboxes_.end()) {
             if (auto mailbox = it->second.lock()) {

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 
+#include "wire/frame_codec.h"
+
 namespace tent::tcp {
 
 namespace {
@@ -27,23 +29,17 @@ Status TcpDial::advance() {
     const TimePoint now = SteadyClock::instance().now();
     if (step_ == Step::Connecting) {
         if (Status s = tcp_connect_check(fd_.get(), plan_.remote); !s) return s;
-        step_ = auth_.required() ? Step::AwaitingChallenge : Step::AwaitingAnswer;
-        if (!auth_.required())
-            // The Hello is one small frame into an empty socket buffer.
-            if (Status s = tcp_hello_send(fd_.get(), plan_.hello, now + plan_.timeout); !s) return s;
-    }
-    if (step_ == Step::AwaitingChallenge) {
-        if (!readable(fd_.get())) return Status(Code::Busy, "waiting for the challenge of " + plan_.remote.to_string());
-        // The challenge is one small message that has begun to arrive; the
-        // Proof and the Hello go out behind it.
-        if (Status s = auth_.answer_challenge(fd_.get(), now + plan_.timeout); !s) return s;
-        if (Status s = tcp_hello_send(fd_.get(), plan_.hello, now + plan_.timeout); !s) return s;
+        // The Greeting and the Hello: a few dozen bytes into an empty socket buffer.
+        auto hello = wire::encode_frame(tcp_hello_frame(plan_.hello));
+        if (!hello) return hello.status();
+        if (Status s = auth_.open(fd_.get(), *hello, now + plan_.timeout); !s) return s;
         step_ = Step::AwaitingAnswer;
     }
     if (step_ == Step::AwaitingAnswer) {
         if (!readable(fd_.get())) return Status(Code::Busy, "waiting for the hello ack of " + plan_.remote.to_string());
-        // The confirmation and the answer are small and have begun to arrive.
-        if (Status s = auth_.confirm(fd_.get(), now + plan_.timeout); !s) return s;
+        // The Answer and the HelloAck are small and have begun to arrive;
+        // the Proof goes out between them.
+        if (Status s = auth_.prove(fd_.get(), now + plan_.timeout); !s) return s;
         auto answer = tcp_hello_read_answer(fd_.get(), plan_.hello, now + plan_.timeout);
         if (!answer) return answer.status();
         step_ = Step::Done;

@@ -10,8 +10,8 @@
 //
 // TcpDial is one dial without blocking: advance() is called until it
 // returns ok (the Hello was answered) or an error; Code::Busy while the
-// connect, the peer's challenge or the answer is on its way. Like every
-// rail socket, the new one proves the job's key before its Hello.
+// connect or the answer is on its way. Like every rail socket, the new one
+// proves the job's key (its Greeting carries the Hello, auth_socket.h).
 #pragma once
 
 #include <memory>
@@ -58,7 +58,7 @@ public:
     UniqueFd take() { return std::move(fd_); }
 
 private:
-    enum class Step { Connecting, AwaitingChallenge, AwaitingAnswer, Done };
+    enum class Step { Connecting, AwaitingAnswer, Done };
     TcpDial(UniqueFd fd, const TcpDialPlan& plan, AuthProver auth)
         : fd_(std::move(fd)), plan_(plan), auth_(std::move(auth)) {}
     UniqueFd fd_;

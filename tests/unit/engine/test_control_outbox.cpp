@@ -158,13 +158,17 @@ public:
         // It holds the job's key (the same configuration as b's): it gets in.
         auto keys = load_job_key(config);
         cr_assert(keys.is_ok(), "%s", keys.status().to_string().c_str());
-        auto auth = tcp::AuthProver::prove(fd_, **keys, SteadyClock::instance().now() + std::chrono::seconds(10));
+        auto auth = tcp::AuthProver::start(**keys);
         cr_assert(auth.is_ok(), "%s", auth.status().to_string().c_str());
-        cr_assert_eq(::send(fd_, some_blob.data(), some_blob.size(), MSG_NOSIGNAL), static_cast<ssize_t>(some_blob.size()));
         wire::Hello hello;
         hello.engine_id = 0x5eed;
-        cr_assert(send_frame(fd_, wire::Frame{0, 0, kConnectionId, 0, hello}).is_ok());
-        cr_assert(auth->confirm(fd_, SteadyClock::instance().now() + std::chrono::seconds(10)).is_ok());
+        auto hello_bytes = wire::encode_frame(wire::Frame{0, 0, kConnectionId, 0, hello});
+        cr_assert(hello_bytes.is_ok());
+        std::vector<std::uint8_t> opening(some_blob.begin(), some_blob.end());
+        opening.insert(opening.end(), hello_bytes->begin(), hello_bytes->end());
+        const auto deadline = SteadyClock::instance().now() + std::chrono::seconds(10);
+        cr_assert(auth->open(fd_, opening, deadline).is_ok());
+        cr_assert(auth->prove(fd_, deadline).is_ok());
         auto ack = recv_frame(fd_);
         cr_assert(ack.is_ok() && std::holds_alternative<wire::HelloAck>(ack->body), "b did not accept the deaf peer");
         flooder_ = std::thread([this] { flood(); });

@@ -4,7 +4,9 @@
 // made with the wrong key, a replayed proof, and slow-loris input (many
 // connections trickling bytes). Meanwhile the engine keeps serving its real
 // peer (striped writes and messages, every byte checked); every stranger is
-// closed without a byte beyond the challenge; the process's descriptors
+// closed without getting a byte (only one that sent a well-formed greeting
+// and opening frames gets their answer, and nothing is done with them
+// before a right proof); the process's descriptors
 // return to where they were and its memory stays bounded (RSS printed);
 // the refusals are logged; and a new real peer still gets in afterwards.
 #include <criterion/criterion.h>
@@ -27,6 +29,7 @@
 #include "wire/auth_handshake.h"
 #include "wire/frame_codec.h"
 #include "wire/frame_header.h"
+#include "wire/protocol.h"
 
 using namespace tent;
 using namespace tent::test;
@@ -100,8 +103,8 @@ long bytes_until_closed(int fd) {
     return -1;
 }
 
-wire::ChallengeBytes read_challenge(int fd) {
-    wire::ChallengeBytes c{};
+wire::AnswerBytes read_answer(int fd) {
+    wire::AnswerBytes c{};
     std::size_t have = 0;
     for (int i = 0; i < 100 && have < c.size(); ++i) {
         ssize_t n = ::recv(fd, c.data() + have, c.size() - have, 0);
@@ -109,6 +112,18 @@ wire::ChallengeBytes read_challenge(int fd) {
         have += static_cast<std::size_t>(n);
     }
     return c;
+}
+
+// The Proof an initiator holding `key` sends for an answer, checked or not
+// (a stranger does not care): the format of wire/auth_handshake.h.
+wire::ProofBytes proof_with(const JobKey& key, const wire::AnswerBytes& answer, const wire::Nonce& nonce_i) {
+    const std::string label = "tent auth v2 initiator";
+    auto mac = HmacKey(key).mac({std::span(reinterpret_cast<const std::uint8_t*>(label.data()), label.size()),
+                                 std::span(answer).subspan(wire::kAuthHeaderSize, 32), nonce_i});
+    wire::ProofBytes p{'T', 'N', 'T', 'A', wire::kAuthVersion, static_cast<std::uint8_t>(wire::AuthMessageType::Proof),
+                       0, 0};
+    if (mac) std::copy(mac->begin(), mac->end(), p.begin() + wire::kAuthHeaderSize);
+    return p;
 }
 
 wire::Nonce nonce(std::uint8_t seed) {
@@ -125,6 +140,7 @@ struct Stranger {
     wire::TcpAddress target;
     std::string name;
     std::vector<std::uint8_t> blob_frame;  // a valid AddressBlob frame
+    std::vector<std::uint8_t> opening;     // the frames a greeting brings to this listener
     std::vector<std::string>& failures;
     std::mutex& mu;
     int closed = 0;
@@ -134,35 +150,54 @@ struct Stranger {
         failures.push_back(name + ": " + what);
     }
 
-    // Sends bytes and expects the engine to close without a byte beyond the 40-byte challenge.
-    void refused(const std::string& what, const std::vector<std::uint8_t>& bytes) {
+    // Sends bytes and expects the engine to close without sending a byte;
+    // with `then`, those bytes are an opening: the answer is read, then
+    // `then` is sent, and the engine must close.
+    void refused(const std::string& what, const std::vector<std::uint8_t>& bytes,
+                 const std::vector<std::uint8_t>& then = {}) {
         int fd = dial(target);
         if (fd < 0) return fail(what + ": cannot connect (the engine stopped listening?)");
         if (!bytes.empty()) send_bytes(fd, bytes.data(), bytes.size());
+        if (!then.empty()) {
+            (void)read_answer(fd);
+            char reply[4096];  // the reply to the opening frames, a frame or two
+            (void)!::recv(fd, reply, sizeof reply, MSG_DONTWAIT);
+            send_bytes(fd, then.data(), then.size());
+        }
         long got = bytes_until_closed(fd);
         ::close(fd);
         if (got < 0) return fail(what + ": the connection stayed open");
-        if (got > static_cast<long>(wire::kChallengeSize))
-            return fail(what + ": the engine sent " + std::to_string(got) + " bytes");
+        if (got > 0 && then.empty()) return fail(what + ": the engine sent " + std::to_string(got) + " bytes");
         ++closed;
     }
 
-    // A full handshake with `key`; returns the proof sent and whether a
-    // confirmation came back (then closes at once).
-    std::pair<wire::ProofBytes, bool> handshake(const JobKey& key, std::uint8_t seed) {
+    struct Handshake {
+        std::vector<std::uint8_t> opening;  // the Greeting and the frames
+        wire::ProofBytes proof{};
+        bool answer_ok = false;  // the engine proved the key to us
+        bool closed_after = false;  // the engine closed after our proof
+    };
+
+    // A full handshake with `key` (the proof is sent even when the answer
+    // does not check out, as an attacker would); closes at once, unless
+    // `wait_close`, which waits for the engine to close first.
+    Handshake handshake(const JobKey& key, std::uint8_t seed, bool wait_close) {
+        Handshake h;
         int fd = dial(target);
-        if (fd < 0) return {{}, false};
+        if (fd < 0) return h;
         wire::AuthInitiator me(nonce(seed));
-        auto proof = me.on_challenge(read_challenge(fd), key);
-        if (!proof) {
-            ::close(fd);
-            return {{}, false};
-        }
-        send_bytes(fd, proof->data(), proof->size());
-        wire::ConfirmBytes confirm{};
-        ssize_t n = ::recv(fd, confirm.data(), confirm.size(), MSG_WAITALL);
+        auto greeting = me.greeting();
+        h.opening.assign(greeting.begin(), greeting.end());
+        h.opening.insert(h.opening.end(), opening.begin(), opening.end());
+        send_bytes(fd, h.opening.data(), h.opening.size());
+        const auto answer = read_answer(fd);
+        auto checked = me.on_answer(answer, HmacKey(key));
+        h.answer_ok = checked.is_ok();
+        h.proof = proof_with(key, answer, nonce(seed));
+        send_bytes(fd, h.proof.data(), h.proof.size());
+        if (wait_close) h.closed_after = bytes_until_closed(fd) >= 0;
         ::close(fd);
-        return {*proof, n == static_cast<ssize_t>(confirm.size()) && me.on_confirm(confirm, key).is_ok()};
+        return h;
     }
 
     void run_all(int round) {
@@ -174,20 +209,23 @@ struct Stranger {
         for (int i = 0; i < 4; ++i) oversized[wire::kPayloadLengthOffset + i] = 0xff;  // 4 GiB payload
         refused("an oversized length", oversized);
         refused("a valid frame without authentication", blob_frame);
-        // An auth header that promises a proof, then a frame.
-        std::vector<std::uint8_t> fake{'T', 'N', 'T', 'A', 1, 2, 0, 0};
+        // An auth header that promises a proof (no greeting), then a frame.
+        std::vector<std::uint8_t> fake{'T', 'N', 'T', 'A', wire::kAuthVersion,
+                                       static_cast<std::uint8_t>(wire::AuthMessageType::Proof), 0, 0};
         fake.insert(fake.end(), blob_frame.begin(), blob_frame.end());
         refused("an auth header followed by a frame", fake);
         refused("nothing at all (silent until the timeout)", {});
 
-        auto [wrong_proof, wrong_ok] = handshake(key_bytes("a stranger's guess at the key"), 1);
-        if (wrong_ok) fail("a wrong key was confirmed");
-        // The job's key works on a raw socket: then its proof, replayed on a
-        // new connection (a new challenge), must not.
-        auto [proof, ok] = handshake(key_bytes(kJobKey), static_cast<std::uint8_t>(round + 2));
-        if (!ok) fail("the job's key was not confirmed");
-        std::vector<std::uint8_t> replay(proof.begin(), proof.end());
-        refused("a replayed proof", replay);
+        // A wrong key: the engine's answer does not check out, and the
+        // stranger's proof gets the socket closed.
+        Handshake wrong = handshake(key_bytes("a stranger's guess at the key"), 1, true);
+        if (wrong.answer_ok) fail("an answer checked out under a wrong key");
+        if (!wrong.closed_after) fail("a wrong key's proof left the connection open");
+        // The job's key works on a raw socket: then its opening and proof,
+        // replayed on a new connection (a new nonce), must not.
+        Handshake right = handshake(key_bytes(kJobKey), static_cast<std::uint8_t>(round + 2), false);
+        if (!right.answer_ok) fail("the engine did not prove the job's key");
+        refused("a replayed proof", right.opening, std::vector<std::uint8_t>(right.proof.begin(), right.proof.end()));
     }
 
     // Many connections that send one byte of a plausible header now and
@@ -236,8 +274,20 @@ Test(engine_stranger, strangers_are_refused_while_the_real_peer_is_served, .time
     std::vector<std::string> failures;
     std::mutex failures_mu;
     std::vector<std::uint8_t> blob_frame(b.address().begin(), b.address().end());
-    Stranger at_control{addresses[0], "control port", blob_frame, failures, failures_mu};
-    Stranger at_rail{addresses[1], "tcp rail port", blob_frame, failures, failures_mu};
+    // What each listener expects behind a greeting: the control port an
+    // address blob and a Hello, a rail port a Hello naming one TCP rail.
+    constexpr std::uint64_t kStrangerConnection = 0x5712a9e5;
+    std::vector<std::uint8_t> control_opening = blob_frame;
+    auto control_hello = wire::encode_frame(wire::Frame{0, 0, kStrangerConnection, 0, wire::Hello{.engine_id = 0x5712}});
+    cr_assert(control_hello.is_ok());
+    control_opening.insert(control_opening.end(), control_hello->begin(), control_hello->end());
+    auto rail_hello = wire::encode_frame(wire::Frame{
+        .rail_id = 0,
+        .connection_id = kStrangerConnection,
+        .body = wire::Hello{.engine_id = 0x5712, .rails = {wire::RailInfo{.rail_id = 0, .kind = wire::RailKind::Tcp}}}});
+    cr_assert(rail_hello.is_ok());
+    Stranger at_control{addresses[0], "control port", blob_frame, control_opening, failures, failures_mu};
+    Stranger at_rail{addresses[1], "tcp rail port", blob_frame, *rail_hello, failures, failures_mu};
     std::atomic<bool> done{false};
     std::thread attacker([&] {
         for (int r = 0; r < 3; ++r) {

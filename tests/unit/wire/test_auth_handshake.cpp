@@ -1,13 +1,15 @@
 // The job-key handshake as pure functions: both ends with the same key
-// authenticate; a wrong key, a replayed proof or confirmation, a reflected
+// authenticate; a wrong key, a replayed answer or proof, a reflected
 // message, garbage, a truncated message and messages out of turn all fail,
 // and a failed state machine stays failed.
 #include <criterion/criterion.h>
 
 #include <string>
 
+#include "common/crypto.h"
 #include "common/job_key_cell.h"
 #include "wire/auth_handshake.h"
+#include "wire/protocol.h"
 
 using namespace tent;
 using namespace tent::wire;
@@ -15,8 +17,9 @@ using namespace tent::wire;
 namespace {
 
 JobKey key_of(const std::string& s) { return JobKey(s.begin(), s.end()); }
-const JobKey kKey = key_of("the job's key, 32 bytes or so...");
-const JobKey kOtherKey = key_of("a stranger's key of similar size");
+const JobKey kKeyBytes = key_of("the job's key, 32 bytes or so...");
+const HmacKey kKey(kKeyBytes);
+const HmacKey kOtherKey(key_of("a stranger's key of similar size"));
 
 Nonce nonce(std::uint8_t seed) {
     Nonce n;
@@ -25,9 +28,9 @@ Nonce nonce(std::uint8_t seed) {
 }
 
 struct Transcript {
-    ChallengeBytes challenge;
+    GreetingBytes greeting;
+    AnswerBytes answer;
     ProofBytes proof;
-    ConfirmBytes confirm;
 };
 
 // One complete exchange; asserts that it succeeds.
@@ -35,17 +38,31 @@ Transcript run(std::uint8_t seed_r, std::uint8_t seed_i) {
     AuthResponder r(nonce(seed_r));
     AuthInitiator i(nonce(seed_i));
     Transcript t;
-    t.challenge = r.challenge();
-    auto proof = i.on_challenge(t.challenge, kKey);
+    t.greeting = i.greeting();
+    auto answer = r.on_greeting(t.greeting, kKey);
+    cr_assert(answer.is_ok(), "%s", answer.status().to_string().c_str());
+    t.answer = *answer;
+    cr_expect(r.state() == AuthResponder::State::AwaitingProof);
+    auto proof = i.on_answer(t.answer, kKey);
     cr_assert(proof.is_ok(), "%s", proof.status().to_string().c_str());
     t.proof = *proof;
-    auto confirm = r.on_proof(t.proof, kKey);
-    cr_assert(confirm.is_ok(), "%s", confirm.status().to_string().c_str());
-    t.confirm = *confirm;
-    cr_assert(i.on_confirm(t.confirm, kKey).is_ok());
-    cr_expect(r.state() == AuthResponder::State::Done);
     cr_expect(i.state() == AuthInitiator::State::Done);
+    cr_assert(r.on_proof(t.proof, kKey).is_ok());
+    cr_expect(r.state() == AuthResponder::State::Done);
     return t;
+}
+
+// What an initiator holding `key` would prove for this answer, whether or
+// not the answer itself is right (an attacker does not check it): the
+// message format of auth_handshake.h, written out independently.
+ProofBytes proof_with(const HmacKey& key, const AnswerBytes& answer, const Nonce& nonce_i) {
+    const std::string label = "tent auth v2 initiator";
+    auto mac = key.mac({std::span(reinterpret_cast<const std::uint8_t*>(label.data()), label.size()),
+                        std::span(answer).subspan(kAuthHeaderSize, 32), nonce_i});
+    cr_assert(mac.is_ok());
+    ProofBytes p{'T', 'N', 'T', 'A', kAuthVersion, static_cast<std::uint8_t>(AuthMessageType::Proof), 0, 0};
+    std::copy(mac->begin(), mac->end(), p.begin() + kAuthHeaderSize);
+    return p;
 }
 
 } // namespace
@@ -53,135 +70,191 @@ Transcript run(std::uint8_t seed_r, std::uint8_t seed_i) {
 Test(auth_handshake, same_key_authenticates_both_ways_and_no_key_on_the_wire) {
     Transcript t = run(1, 2);
     // Neither the key nor any 8-byte piece of it appears in what was sent.
-    std::string wire(t.challenge.begin(), t.challenge.end());
+    std::string wire(t.greeting.begin(), t.greeting.end());
+    wire.append(t.answer.begin(), t.answer.end());
     wire.append(t.proof.begin(), t.proof.end());
-    wire.append(t.confirm.begin(), t.confirm.end());
-    for (std::size_t at = 0; at + 8 <= kKey.size(); ++at)
-        cr_expect_eq(wire.find(std::string(kKey.begin() + at, kKey.begin() + at + 8)), std::string::npos);
+    for (std::size_t at = 0; at + 8 <= kKeyBytes.size(); ++at)
+        cr_expect_eq(wire.find(std::string(kKeyBytes.begin() + at, kKeyBytes.begin() + at + 8)), std::string::npos);
+}
+
+Test(auth_handshake, the_prepared_key_gives_the_same_mac_every_time) {
+    const std::uint8_t data[] = {1, 2, 3};
+    auto a = kKey.mac({data});
+    auto b = kKey.mac({std::span(data).first(1), std::span(data).subspan(1)});
+    cr_assert(a.is_ok() && b.is_ok());
+    cr_expect(*a == *b, "parts are MACed as their concatenation, and the prepared context is not consumed");
+    auto c = kOtherKey.mac({data});
+    cr_assert(c.is_ok());
+    cr_expect(*a != *c);
 }
 
 Test(auth_handshake, fresh_nonces_make_fresh_messages) {
     Transcript a = run(1, 2);
     Transcript b = run(3, 4);
-    cr_expect(a.challenge != b.challenge);
+    cr_expect(a.greeting != b.greeting);
+    cr_expect(a.answer != b.answer);
     cr_expect(a.proof != b.proof);
-    cr_expect(a.confirm != b.confirm);
 }
 
 Test(auth_handshake, responder_refuses_a_wrong_key) {
     AuthResponder r(nonce(1));
     AuthInitiator i(nonce(2));
-    auto proof = i.on_challenge(r.challenge(), kOtherKey);
-    cr_assert(proof.is_ok());
-    auto confirm = r.on_proof(*proof, kKey);
-    cr_assert(!confirm.is_ok());
-    cr_expect_eq(confirm.status().code(), Code::PeerUnreachable);
-    cr_expect(confirm.status().message().find("key") != std::string::npos, "%s", confirm.status().message().c_str());
+    auto answer = r.on_greeting(i.greeting(), kKey);
+    cr_assert(answer.is_ok());
+    // A stranger with another key cannot check the answer; it proves anyway.
+    auto proof = proof_with(kOtherKey, *answer, nonce(2));
+    Status s = r.on_proof(proof, kKey);
+    cr_assert(!s.is_ok());
+    cr_expect_eq(s.code(), Code::PeerUnreachable);
+    cr_expect(s.message().find("key") != std::string::npos, "%s", s.message().c_str());
     cr_expect(r.state() == AuthResponder::State::Failed);
     // Failed stays failed, even when the right proof follows.
-    AuthInitiator good(nonce(2));
-    auto right = good.on_challenge(r.challenge(), kKey);
-    cr_assert(right.is_ok());
-    cr_expect(!r.on_proof(*right, kKey).is_ok());
+    cr_expect(!r.on_proof(proof_with(kKey, *answer, nonce(2)), kKey).is_ok());
+    // With the right key the same construction is accepted: the test's proof is the real one.
+    AuthResponder r2(nonce(1));
+    auto answer2 = r2.on_greeting(i.greeting(), kKey);
+    cr_assert(answer2.is_ok());
+    cr_expect(r2.on_proof(proof_with(kKey, *answer2, nonce(2)), kKey).is_ok());
 }
 
 Test(auth_handshake, initiator_refuses_a_responder_with_a_wrong_key) {
-    AuthResponder r(nonce(1));
     AuthInitiator i(nonce(2));
-    auto proof = i.on_challenge(r.challenge(), kKey);
-    cr_assert(proof.is_ok());
-    // The impostor cannot check the proof, and answers with its own key.
     AuthResponder impostor(nonce(1));
-    auto confirm = impostor.on_proof(*proof, kOtherKey);
-    cr_assert(!confirm.is_ok());
-    // Nor can it forge one: any 32 bytes fail.
-    ConfirmBytes forged = r.challenge();
-    forged[5] = static_cast<std::uint8_t>(AuthMessageType::Confirm);
-    cr_expect(!i.on_confirm(forged, kKey).is_ok());
+    auto answer = impostor.on_greeting(i.greeting(), kOtherKey);
+    cr_assert(answer.is_ok());
+    auto proof = i.on_answer(*answer, kKey);
+    cr_assert(!proof.is_ok(), "no proof goes to a responder without the key");
+    cr_expect(proof.status().message().find("key") != std::string::npos);
     cr_expect(i.state() == AuthInitiator::State::Failed);
+    // Nor can one forge an answer: any 32 bytes of MAC fail.
+    AuthInitiator i2(nonce(2));
+    AnswerBytes forged = *answer;
+    forged[kAuthHeaderSize + 40] ^= 1;
+    cr_expect(!i2.on_answer(forged, kKey).is_ok());
 }
 
-Test(auth_handshake, replayed_proof_fails_on_a_new_challenge) {
+Test(auth_handshake, replayed_proof_fails_on_a_new_connection) {
     Transcript old = run(1, 2);
-    AuthResponder r(nonce(9));  // a new connection: a new challenge
-    auto confirm = r.on_proof(old.proof, kKey);
-    cr_assert(!confirm.is_ok());
+    // The old greeting replayed: the responder draws a new nonce, so the
+    // old proof no longer matches.
+    AuthResponder r(nonce(9));
+    cr_assert(r.on_greeting(old.greeting, kKey).is_ok());
+    cr_expect(!r.on_proof(old.proof, kKey).is_ok());
     cr_expect(r.state() == AuthResponder::State::Failed);
 }
 
-Test(auth_handshake, replayed_confirmation_fails_for_a_new_nonce) {
+Test(auth_handshake, replayed_answer_fails_for_a_new_greeting) {
     Transcript old = run(1, 2);
-    // A fake responder replays the old challenge, then the old confirmation.
+    // A fake responder replays a recorded answer to a new initiator.
     AuthInitiator i(nonce(7));
-    auto proof = i.on_challenge(old.challenge, kKey);
-    cr_assert(proof.is_ok());
-    cr_expect(!i.on_confirm(old.confirm, kKey).is_ok());
+    cr_expect(!i.on_answer(old.answer, kKey).is_ok());
+    cr_expect(i.state() == AuthInitiator::State::Failed);
 }
 
-Test(auth_handshake, a_proof_is_not_accepted_as_a_confirmation) {
-    // Reflection: the initiator's own MAC sent back as the responder's.
+Test(auth_handshake, an_answer_is_not_accepted_as_a_proof) {
+    // Reflection: the responder's own MAC sent back to it as the initiator's.
     AuthResponder r(nonce(1));
     AuthInitiator i(nonce(2));
-    auto proof = i.on_challenge(r.challenge(), kKey);
-    cr_assert(proof.is_ok());
-    ConfirmBytes reflected{};
-    std::copy(proof->begin(), proof->begin() + kAuthHeaderSize, reflected.begin());
-    reflected[5] = static_cast<std::uint8_t>(AuthMessageType::Confirm);
-    std::copy(proof->begin() + kAuthHeaderSize + 32, proof->end(), reflected.begin() + kAuthHeaderSize);
-    cr_expect(!i.on_confirm(reflected, kKey).is_ok());
+    auto answer = r.on_greeting(i.greeting(), kKey);
+    cr_assert(answer.is_ok());
+    ProofBytes reflected{};
+    std::copy(answer->begin(), answer->begin() + kAuthHeaderSize, reflected.begin());
+    reflected[5] = static_cast<std::uint8_t>(AuthMessageType::Proof);
+    std::copy(answer->begin() + kAuthHeaderSize + 32, answer->end(), reflected.begin() + kAuthHeaderSize);
+    cr_expect(!r.on_proof(reflected, kKey).is_ok());
 }
 
-Test(auth_handshake, a_challenge_echoing_the_initiators_nonce_is_refused) {
-    AuthResponder mirror(nonce(2));
+Test(auth_handshake, a_proof_is_not_accepted_as_an_answer) {
+    // Reflection the other way: an initiator's proof, with the responder's
+    // nonce, does not pass for a responder's answer.
+    Transcript t = run(1, 2);
     AuthInitiator i(nonce(2));
-    cr_expect(!i.on_challenge(mirror.challenge(), kKey).is_ok());
+    AnswerBytes reflected = t.answer;
+    std::copy(t.proof.begin() + kAuthHeaderSize, t.proof.end(), reflected.begin() + kAuthHeaderSize + 32);
+    cr_expect(!i.on_answer(reflected, kKey).is_ok());
+}
+
+Test(auth_handshake, messages_echoing_the_other_sides_nonce_are_refused) {
+    // A responder that sends the initiator's own nonce back...
+    AuthInitiator i(nonce(2));
+    AuthResponder mirror(nonce(2));
+    auto answer = mirror.on_greeting(i.greeting(), kKey);
+    cr_expect(!answer.is_ok(), "the responder refuses a greeting equal to its own nonce");
+    AnswerBytes echo{};
+    auto g = i.greeting();
+    std::copy(g.begin(), g.end(), echo.begin());
+    echo[5] = static_cast<std::uint8_t>(AuthMessageType::Answer);
+    cr_expect(!i.on_answer(echo, kKey).is_ok());
 }
 
 Test(auth_handshake, garbage_and_truncation_are_refused) {
     AuthResponder r(nonce(1));
-    ProofBytes garbage;
+    GreetingBytes garbage;
     garbage.fill(0x41);
-    cr_expect(!r.on_proof(garbage, kKey).is_ok());
+    cr_expect(!r.on_greeting(garbage, kKey).is_ok());
 
-    AuthResponder r2(nonce(1));
     AuthInitiator i(nonce(2));
-    auto proof = i.on_challenge(r2.challenge(), kKey);
-    cr_assert(proof.is_ok());
-    cr_expect(!r2.on_proof(std::span(*proof).first(kProofSize - 1), kKey).is_ok());
+    AuthResponder r2(nonce(1));
+    auto greeting = i.greeting();
+    cr_expect(!r2.on_greeting(std::span(greeting).first(kGreetingSize - 1), kKey).is_ok());
 
-    AuthInitiator i2(nonce(3));
-    auto challenge = r.challenge();
-    cr_expect(!i2.on_challenge(std::span(challenge).first(10), kKey).is_ok());
+    AuthResponder r3(nonce(1));
+    auto answer = r3.on_greeting(i.greeting(), kKey);
+    cr_assert(answer.is_ok());
+    cr_expect(!i.on_answer(std::span(*answer).first(10), kKey).is_ok());
+
+    AuthResponder r4(nonce(1));
+    AuthInitiator i4(nonce(2));
+    auto answer4 = r4.on_greeting(i4.greeting(), kKey);
+    cr_assert(answer4.is_ok());
+    auto proof = i4.on_answer(*answer4, kKey);
+    cr_assert(proof.is_ok());
+    cr_expect(!r4.on_proof(std::span(*proof).first(kProofSize - 1), kKey).is_ok());
 }
 
 Test(auth_handshake, header_check_refuses_early) {
     const std::uint8_t http[] = {'G', 'E', 'T', ' '};
-    cr_expect(!check_auth_header(http, AuthMessageType::Proof).is_ok());
+    cr_expect(!check_auth_header(http, AuthMessageType::Greeting).is_ok());
     // The first byte alone is enough to refuse.
-    cr_expect(!check_auth_header(std::span(http).first(1), AuthMessageType::Proof).is_ok());
-    AuthResponder r(nonce(1));
-    auto challenge = r.challenge();
+    cr_expect(!check_auth_header(std::span(http).first(1), AuthMessageType::Greeting).is_ok());
+    AuthInitiator i(nonce(1));
+    auto greeting = i.greeting();
     // A valid header of another type is refused, a prefix of the right one is not.
-    cr_expect(!check_auth_header(challenge, AuthMessageType::Proof).is_ok());
-    cr_expect(check_auth_header(std::span(challenge).first(3), AuthMessageType::Proof).is_ok());
-    cr_expect(check_auth_header(challenge, AuthMessageType::Challenge).is_ok());
-    auto bad_version = challenge;
-    bad_version[4] = 99;
-    cr_expect(!check_auth_header(bad_version, AuthMessageType::Challenge).is_ok());
+    cr_expect(!check_auth_header(greeting, AuthMessageType::Proof).is_ok());
+    cr_expect(check_auth_header(std::span(greeting).first(3), AuthMessageType::Greeting).is_ok());
+    cr_expect(check_auth_header(greeting, AuthMessageType::Greeting).is_ok());
+    auto old_version = greeting;
+    old_version[4] = 1;  // the responder-first handshake of version 1
+    Status s = check_auth_header(old_version, AuthMessageType::Greeting);
+    cr_expect(!s.is_ok());
+    cr_expect(s.message().find("version") != std::string::npos, "%s", s.message().c_str());
 }
 
 Test(auth_handshake, messages_out_of_turn_fail) {
-    AuthInitiator i(nonce(2));
-    ConfirmBytes confirm{};
-    cr_expect(!i.on_confirm(confirm, kKey).is_ok());  // before any challenge
-    cr_expect(i.state() == AuthInitiator::State::Failed);
+    // A proof before any greeting.
+    AuthResponder r(nonce(1));
+    ProofBytes proof{};
+    cr_expect(!r.on_proof(proof, kKey).is_ok());
+    cr_expect(r.state() == AuthResponder::State::Failed);
 
     Transcript t = run(1, 2);
-    AuthResponder r(nonce(1));
+    AuthResponder r2(nonce(1));
     AuthInitiator i2(nonce(2));
-    auto proof = i2.on_challenge(r.challenge(), kKey);
-    cr_assert(proof.is_ok());
-    cr_assert(r.on_proof(*proof, kKey).is_ok());
-    cr_expect(!r.on_proof(*proof, kKey).is_ok());  // a second proof on the same connection
-    cr_expect(!i2.on_challenge(t.challenge, kKey).is_ok());  // a second challenge
+    auto answer = r2.on_greeting(i2.greeting(), kKey);
+    cr_assert(answer.is_ok());
+    cr_expect(!r2.on_greeting(i2.greeting(), kKey).is_ok());  // a second greeting
+    cr_expect(r2.state() == AuthResponder::State::Failed);
+
+    AuthResponder r3(nonce(1));
+    AuthInitiator i3(nonce(2));
+    auto answer3 = r3.on_greeting(i3.greeting(), kKey);
+    cr_assert(answer3.is_ok());
+    auto proof3 = i3.on_answer(*answer3, kKey);
+    cr_assert(proof3.is_ok());
+    cr_assert(r3.on_proof(*proof3, kKey).is_ok());
+    Status twice = r3.on_proof(*proof3, kKey);  // a second proof on the same connection
+    cr_expect(!twice.is_ok());
+    cr_expect(twice.message().find("twice") != std::string::npos, "%s", twice.message().c_str());
+    cr_expect(!i3.on_answer(*answer3, kKey).is_ok());  // a second answer
+    cr_expect(!i3.on_answer(t.answer, kKey).is_ok());
 }
