@@ -343,6 +343,10 @@ std::vector<TentCall> ready_messages(ShadowQp& q) {
                 ++count;
             }
         }
+        if (count > 1) {
+            slot.batch = g_pool->acquire(bytes);
+            if (!slot.batch.data) last = first, count = 1;  // no memory for a batch: this one goes alone
+        }
         TentCall c;
         c.kind = TentCall::Message;
         c.cookie = op_cookie(q, first, true);
@@ -350,8 +354,6 @@ std::vector<TentCall> ready_messages(ShadowQp& q) {
             c.local = slot.message.data.get();
             c.length = slot.message_length;
         } else {
-            slot.batch = g_pool->acquire(bytes);
-            if (!slot.batch.data) break;  // no memory now: they go one by one later
             std::uint8_t* out = slot.batch.data.get();
             MessageHeader h{kMessageMagic, q.peer_token, 0, kBatch};
             std::memcpy(out, &h, sizeof h);

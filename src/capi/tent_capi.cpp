@@ -328,9 +328,7 @@ int tent_set_recv_callback(tent_engine_t* engine, tent_recv_cb cb, void* arg) {
 int tent_poll(tent_engine_t* engine, tent_completion_t* out, int max) {
     return guarded([&]() -> int {
         if (!engine || max < 0 || (max > 0 && !out)) return TENT_ERR_INVALID;
-        // Storage reused from call to call on this thread: no allocation per poll.
-        thread_local std::vector<tent::EngineCompletion> done;
-        done.clear();
+        std::vector<tent::EngineCompletion> done;  // allocates only when something completed
         engine->engine->poll(done, static_cast<std::size_t>(max));
         tent_peer_t* peer = nullptr;  // completions come in runs of one peer: one lookup per run
         for (std::size_t i = 0; i < done.size(); ++i) {
@@ -341,9 +339,7 @@ int tent_poll(tent_engine_t* engine, tent_completion_t* out, int max) {
             if (!peer || peer->id != done[i].peer) peer = engine->peer(done[i].peer);
             out[i].peer = peer;
         }
-        const int n = static_cast<int>(done.size());
-        done.clear();
-        return n;
+        return static_cast<int>(done.size());
     });
 }
 

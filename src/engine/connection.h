@@ -59,7 +59,6 @@ struct RailSlot {
     std::string last_failure;      // why it last failed, for peer-unreachable reports
     std::uint64_t epoch = 0;       // successes so far (data or probe): proof the rail works
     TimePoint last_probe{};
-    TimePoint last_activity{};  // last completion or message it gave (drain_rail)
 };
 
 // A piece (chunk or fragment) waiting for a usable rail, or a whole op

@@ -361,9 +361,6 @@ private:
     // How long the driver may go without reading its listeners, device
     // events and control sockets while it is too busy to poll() them.
     static constexpr auto kServiceInterval = std::chrono::milliseconds(1);
-    // A TCP rail that gave nothing for this long is read every
-    // kServiceInterval only, unless it carries work of ours.
-    static constexpr auto kTcpIdleAfter = std::chrono::milliseconds(20);
     // How long after an application thread's last turn the progress thread
     // stays asleep: the application is likely to call in again by then.
     // Also how often it looks while the application drives: at 2 ms those
@@ -395,6 +392,7 @@ private:
         PeerId peer;        // whose rail: dropped when its connection is released
     };
     std::map<std::uint64_t, Inflight> inflight_;  // by rail cookie
+    std::vector<RailCompletion> drain_spare_;     // drain_rail()'s reused storage
     std::uint64_t next_cookie_ = 1;
     std::deque<std::pair<std::uint64_t, std::size_t>> deferred_;  // (op, chunk) refused with Busy
     std::unique_ptr<RailMonitor> monitor_;

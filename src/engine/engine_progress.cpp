@@ -49,16 +49,6 @@ bool Engine::progress_once() {
     for (auto& [id, conn] : connections_) {
         Connection& c = *conn;
         for (std::size_t r = 0; r < c.rails.size(); ++r) {
-            // An idle TCP rail (nothing of ours in flight, nothing from the
-            // peer lately) is read on service turns only: on a busy loop
-            // each read would be a failing recv().
-            const RailSlot& slot = c.rails[r];
-            const bool idle_tcp = slot.rail.rail->kind() == TransportKind::Tcp && slot.inflight_ops == 0 &&
-                                  start - slot.last_activity > kTcpIdleAfter;
-            if (!service && idle_tcp) {
-                release_held(c, r);
-                continue;
-            }
             busy = drain_rail(c, r) || busy;
             // What the completions made room for, or the window opened,
             // or the rail failed (its pieces then move elsewhere).

@@ -192,21 +192,16 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
 // Also run on a failed rail right before a reset, which would discard
 // messages that arrived before the failure.
 bool Engine::drain_rail(Connection& conn, std::size_t index) {
-    // The vector's storage is reused from call to call (a nested call takes
-    // a fresh one): no allocation per turn.
-    thread_local std::vector<RailCompletion> spare;
+    // The vector's storage is reused from turn to turn (a nested call takes
+    // a fresh one): no allocation per turn. Not thread_local: a driver may
+    // run a turn during exit(), after the thread's own objects are gone.
     std::vector<RailCompletion> done;
-    done.swap(spare);
-    bool messages = false;
-    conn.rails[index].rail.rail->progress(done, [&](const RailMessage& m) {
-        messages = true;
-        on_message(conn, m);
-    });
-    if (messages || !done.empty()) conn.rails[index].last_activity = clock_.now();
+    done.swap(drain_spare_);
+    conn.rails[index].rail.rail->progress(done, [&](const RailMessage& m) { on_message(conn, m); });
     for (const auto& c : done) on_rail_completion(conn, index, c);
     const bool any = !done.empty();
     done.clear();
-    if (done.capacity() > spare.capacity()) done.swap(spare);
+    if (done.capacity() > drain_spare_.capacity()) done.swap(drain_spare_);
     return any;
 }
 
