@@ -844,8 +844,14 @@ void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr) {
     // looks for its peer at RTR: its start (topology, devices, listener)
     // takes tens of milliseconds, which the program's own connection
     // exchange hides; a program's first work requests otherwise wait for it.
+    // Its control address comes from a GID (engine_address.h): the QP's
+    // port is not known before INIT, so port 1's first GID stands in, the
+    // one most programs use; a QP reaching RTR first notes its own.
     static std::once_flag early;
-    std::call_once(early, [] { std::thread([] { engine(); }).detach(); });
+    std::call_once(early, [qp] {
+        if (ibv_gid gid{}; ibv_query_gid(qp->context, 1, 0, &gid) == 0) note_own_gid(gid);
+        std::thread([] { engine(); }).detach();
+    });
     auto q = std::make_shared<ShadowQp>();
     q->qp = qp;
     q->sig_all = attr.sq_sig_all != 0;
