@@ -15,13 +15,21 @@ prog=$TEST_BUILDDIR/tests/interpose/verbs_check
 [ -x "$prog" ] || fail "$prog not built"
 export TENT_LOG_LEVEL=info
 
-for i in 1 2 3; do
-    run_pair "tent$i" 60 "$prog" -g 0
+# carried NAME ARGS...: verbs_check with ARGS on both sides under tent-run;
+# both must check out, neither falling back to the HCA.
+carried() {
+    local name=$1 side log
+    shift
+    run_pair "$name" 60 "$prog" "$@"
     for side in server client; do
-        log=$SV_TMP/tent$i-$side.log
-        grep -q "verbs_check $side: ok" "$log" || { show_log "tent$i-$side"; fail "tent$i: $side did not check out"; }
-        grep -q "passes through" "$log" && { show_log "tent$i-$side"; fail "tent$i: $side fell back to the HCA"; }
+        log=$SV_TMP/$name-$side.log
+        grep -q "verbs_check $side: ok" "$log" || { show_log "$name-$side"; fail "$name: $side did not check out"; }
+        grep -q "passes through" "$log" && { show_log "$name-$side"; fail "$name: $side fell back to the HCA"; }
     done
+}
+
+for i in 1 2 3; do
+    carried "tent$i" -g 0
     log=$SV_TMP/tent$i-client.log
     for dev in mlx5_0 mlx5_1; do
         [ "$(rail_ops "$log" "$dev")" -gt 0 ] || { show_log "tent$i-client"; fail "tent$i: nothing over $dev"; }
@@ -30,22 +38,12 @@ for i in 1 2 3; do
 done
 
 # The same with the receives on a shared receive queue (-s), carried too.
-run_pair srq 60 "$prog" -g 0 -s
-for side in server client; do
-    log=$SV_TMP/srq-$side.log
-    grep -q "verbs_check $side: ok" "$log" || { show_log "srq-$side"; fail "srq: $side did not check out"; }
-    grep -q "passes through" "$log" && { show_log "srq-$side"; fail "srq: $side fell back to the HCA"; }
-done
+carried srq -g 0 -s
 echo "srq: client $(rail_ops "$SV_TMP/srq-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/srq-client.log" mlx5_1) on mlx5_1"
 
 # The same with every post through the extended QP API (-x: ibv_wr_*,
 # atomics included), carried too.
-run_pair qpex 60 "$prog" -g 0 -x
-for side in server client; do
-    log=$SV_TMP/qpex-$side.log
-    grep -q "verbs_check $side: ok" "$log" || { show_log "qpex-$side"; fail "qpex: $side did not check out"; }
-    grep -q "passes through" "$log" && { show_log "qpex-$side"; fail "qpex: $side fell back to the HCA"; }
-done
+carried qpex -g 0 -x
 echo "qpex: client $(rail_ops "$SV_TMP/qpex-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/qpex-client.log" mlx5_1) on mlx5_1"
 
 TENT_INTERPOSE_DISCOVERY_MS=300 run_mixed plain 60 "$prog" -g 0
