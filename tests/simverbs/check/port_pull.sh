@@ -2,9 +2,10 @@
 # A cable pull (simverbs-ctl port-down) in the middle of an unmodified
 # ibv_rc_pingpong: a side with a message in flight reports a failed
 # completion (IBV_WC_RETRY_EXC_ERR) after the time its QP's timeout and
-# retry count imply (no earlier than half of it; no later than three times
+# retry count imply (no earlier than half of it; no later than eight times
 # it, as the report also waits for a loaded machine to schedule both
-# processes: a CI run saw 956 ms for 536), and nothing hangs.
+# processes: a CI run saw 956 ms for 536, a -O0 build at load 18 2056 ms),
+# and nothing hangs.
 #
 # ibv_rc_pingpong sets timeout 14 and retry_cnt 7: the local ACK timeout is
 # 4.096 us * 2^14 = 67.1 ms, tried retry_cnt + 1 = 8 times, so 537 ms.
@@ -16,7 +17,7 @@ require_simverbs
 
 expected_ms=$(awk 'BEGIN { printf "%d", 4.096e-3 * 2^14 * (7 + 1) }')
 lo_ms=$((expected_ms / 2))
-hi_ms=$((expected_ms * 3))
+hi_ms=$((expected_ms * 8))
 
 # pull NAME SIDE [OPTIONS]: pull SIDE's (server or client) port mid-run.
 pull() {
