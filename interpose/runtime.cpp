@@ -236,21 +236,6 @@ void on_message(tent_peer_t*, const void* data, size_t length, void*) {
     }
 }
 
-// One tent call to make for a work request, prepared under the state mutex
-// and made without it (tent's threads take it in on_message).
-struct TentCall {
-    enum Kind { Message, Write, Read, Atomic } kind = Message;
-    std::uint64_t cookie = 0;
-    const void* local = nullptr;
-    std::size_t length = 0;
-    const std::uint8_t* key = nullptr;
-    std::uint64_t remote_addr = 0;
-    // Atomic: the verb's operation and operands.
-    tent_atomic_op_t atomic_op = TENT_ATOMIC_FETCH_ADD;
-    std::uint64_t compare_add = 0;
-    std::uint64_t swap = 0;
-};
-
 // Flushes the posted receives of a failed QP, as an adapter does (those
 // of a shared receive queue stay for its other queue pairs).
 void flush_receives(State& s, ShadowQp& q) {
@@ -273,6 +258,7 @@ void flush_receives(State& s, ShadowQp& q) {
 // for ibv_query_qp) enters the error state and IBV_EVENT_QP_FATAL is raised.
 void fail_qp(State& s, ShadowQp& q) {
     q.failed = true;
+    q.atomics_waiting.clear();  // their slots complete flushed below
     bool first = true;
     for (SendSlot& slot : q.sq) {
         slot.status = first ? IBV_WC_RETRY_EXC_ERR : IBV_WC_WR_FLUSH_ERR;
@@ -305,6 +291,7 @@ void settle(State& s, ShadowQp& q, std::uint64_t cookie, bool ok) {
             q.sq[i - q.sq_base].message_inflight = false;
     } else {
         --slot.onesided_parts;
+        if (slot.opcode == IBV_WC_COMP_SWAP || slot.opcode == IBV_WC_FETCH_ADD) q.atomic_inflight = false;
     }
     if (!ok) return fail_qp(s, q);
     retire_sends(s, q);
@@ -432,6 +419,11 @@ void pump(ShadowQp& q) {
         std::lock_guard lock(s.mu);
         if (q.forgotten || q.failed || q.mode != QpMode::Tent) return;
         calls = ready_messages(q);
+        if (!q.atomic_inflight && !q.atomics_waiting.empty()) {
+            q.atomic_inflight = true;
+            calls.push_back(q.atomics_waiting.front());
+            q.atomics_waiting.pop_front();
+        }
     }
     if (!calls.empty()) make_calls(q, calls);
 }
@@ -613,7 +605,7 @@ int prepare_atomic(State& s, std::unique_lock<std::mutex>& lock, ShadowQp& q, co
     c.compare_add = wr.wr.atomic.compare_add;
     c.swap = wr.wr.atomic.swap;
     c.length = 8;
-    c.key = region->key;
+    std::memcpy(c.key, region->key, sizeof c.key);
     c.remote_addr = region->addr + (remote - region->iova);
     c.local = view.addr + (sge.addr - view.iova);
     c.cookie = op_cookie(q, q.sq_base + q.sq.size(), false);
@@ -621,7 +613,12 @@ int prepare_atomic(State& s, std::unique_lock<std::mutex>& lock, ShadowQp& q, co
     slot.byte_len = 8;
     slot.onesided_parts = 1;
     q.sq.push_back(std::move(slot));
-    calls.push_back(c);
+    if (q.atomic_inflight) {
+        q.atomics_waiting.push_back(c);
+    } else {
+        q.atomic_inflight = true;
+        calls.push_back(c);
+    }
     return 0;
 }
 
@@ -692,7 +689,7 @@ int prepare(State& s, std::unique_lock<std::mutex>& lock, ShadowQp& q, const ibv
         TentCall c;
         c.kind = read ? TentCall::Read : TentCall::Write;
         c.length = sge.length;
-        c.key = region->key;
+        std::memcpy(c.key, region->key, sizeof c.key);
         c.remote_addr = region->addr + (remote - region->iova);
         remote += sge.length;
         RegionView view;

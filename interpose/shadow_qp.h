@@ -24,6 +24,23 @@
 
 namespace tent::interpose {
 
+// One tent call to make for a work request, prepared under the state mutex
+// and made without it (tent's threads take it in on_message). It holds a
+// copy of the remote key: the peer's announcements may be replaced
+// meanwhile.
+struct TentCall {
+    enum Kind { Message, Write, Read, Atomic } kind = Message;
+    std::uint64_t cookie = 0;
+    const void* local = nullptr;
+    std::size_t length = 0;
+    std::uint8_t key[TENT_REMOTE_KEY_SIZE] = {};
+    std::uint64_t remote_addr = 0;
+    // Atomic: the verb's operation and operands.
+    tent_atomic_op_t atomic_op = TENT_ATOMIC_FETCH_ADD;
+    std::uint64_t compare_add = 0;
+    std::uint64_t swap = 0;
+};
+
 // Candidate: created, not yet at RTR. Pending: looking for the peer (work
 // held back). Tent: carried by tent. Plain: passes through.
 enum class QpMode { Candidate, Pending, Tent, Plain };
@@ -130,6 +147,11 @@ struct ShadowQp {
     // no one-sided part outstanding and their messages went.
     std::uint64_t msg_cursor = 0;
     int tent_messages = 0;  // tent messages (single or batch) in flight
+    // An adapter executes a QP's atomics in posting order; tent's rails do
+    // not keep order among themselves, so one atomic is in flight at a time
+    // and the later ones wait here.
+    bool atomic_inflight = false;
+    std::deque<TentCall> atomics_waiting;
     bool forgotten = false;  // destroyed by the program; kept until its tent operations end
     std::map<std::uint32_t, std::vector<Announcement>> remote_keys;  // the peer's regions by rkey
     tent_peer_t* peer = nullptr;

@@ -7,8 +7,9 @@
 # whose child exits at once, which must exit cleanly) under
 # tent-run on both sides, carried over both simulated HCAs, also with the
 # receives on a shared receive queue (-s), and with every post through the
-# extended QP API (-x: ibv_wr_*); and with a
-# peer without tent, through the plain queue pair.
+# extended QP API (-x: ibv_wr_*), and with two TCP rails (atomics in
+# posting order); and with a peer without tent, through the plain queue
+# pair.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 require_simverbs
 prog=$TEST_BUILDDIR/tests/interpose/verbs_check
@@ -45,6 +46,16 @@ echo "srq: client $(rail_ops "$SV_TMP/srq-client.log" mlx5_0) ops on mlx5_0, $(r
 # atomics included), carried too.
 carried qpex -g 0 -x
 echo "qpex: client $(rail_ops "$SV_TMP/qpex-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/qpex-client.log" mlx5_1) on mlx5_1"
+
+# Two TCP rails, which carry the atomics and do not keep order between
+# them: the fetch-and-adds posted together still execute in posting order
+# (each finds 3 * i; without the interposer's ordering one found 72).
+TENT_TCP_RAIL_ADDRESSES=127.0.0.1,127.0.0.2 carried tcp2 -g 0
+log=$SV_TMP/tcp2-client.log
+for addr in 127.0.0.1 127.0.0.2; do
+    grep -q "interposer: rail tcp $addr -> " "$log" || { show_log tcp2-client; fail "tcp2: no tcp rail of $addr"; }
+done
+echo "tcp2: client's tcp rails: $(grep -oE 'interposer: rail tcp [^,]* ops' "$log" | sed 's/interposer: rail //' | paste -sd ';')"
 
 TENT_INTERPOSE_DISCOVERY_MS=300 run_mixed plain 60 "$prog" -g 0
 grep -q "verbs_check server: ok" "$SV_TMP/plain-server.log" || { show_log plain-server; fail "plain: server"; }
