@@ -59,6 +59,7 @@ struct RailSlot {
     std::string last_failure;      // why it last failed, for peer-unreachable reports
     std::uint64_t epoch = 0;       // successes so far (data or probe): proof the rail works
     TimePoint last_probe{};
+    bool quiet = false;  // this turn: idle and its descriptor not readable (skip_quiet_rails)
 };
 
 // A piece (chunk or fragment) waiting for a usable rail, or a whole op

@@ -45,6 +45,8 @@
 // they select in a FaultRail (transport/fault/fault_rail.h).
 #pragma once
 
+#include <poll.h>
+
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -245,6 +247,9 @@ private:
     void warn_unknown_policy_devices(const Topology& topology) const;
     void start_op_by_id(std::uint64_t id);
     Status plan(Connection& conn, Op& op);
+    // Marks quiet the rails that are idle and whose descriptors one poll()
+    // finds unreadable: the turn does not progress them.
+    void skip_quiet_rails(TimePoint now);
     std::vector<RailView> rail_views(const Connection& conn, const std::vector<std::size_t>& rails,
                                      TimePoint now) const;
     void start_planned(Connection& conn, Op& op);
@@ -406,6 +411,9 @@ private:
     std::optional<TransportSelector> transport_selector_;  // progress thread only after start()
     bool fd_less_rails_ = false;
     TimePoint last_gauges_{};
+    // skip_quiet_rails()' poll set and the rail of each entry, kept between turns.
+    std::vector<pollfd> quiet_fds_;
+    std::vector<RailSlot*> quiet_slots_;
     // The listeners, device event queues and control sockets are read when
     // poll() found one readable, else at most every kServiceInterval: on a
     // busy loop each read would be a failing system call.

@@ -384,6 +384,9 @@ std::uint64_t Engine::inflight_at_or_below(const RailSlot& slot, Priority level)
 // post_chunk() then moves each to another rail.
 void Engine::release_held(Connection& conn, std::size_t rail) {
     RailSlot& slot = conn.rails[rail];
+    bool any = false;
+    for (std::size_t li = 1; li < slot.held.size(); ++li) any = any || !slot.held[li].empty();
+    if (!any) return;  // the common case, without a clock reading
     const TimePoint now = clock_.now();
     for (std::size_t li = 1; li < slot.held.size(); ++li) {
         auto& queue = slot.held[li];

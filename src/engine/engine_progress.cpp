@@ -46,10 +46,11 @@ bool Engine::progress_once() {
 
     if (service && on_progress_thread()) accept_connections();  // handshakes block: never in an application's call
 
+    skip_quiet_rails(clock_.now());  // not start: accepting a connection may have taken a while
     for (auto& [id, conn] : connections_) {
         Connection& c = *conn;
         for (std::size_t r = 0; r < c.rails.size(); ++r) {
-            busy = drain_rail(c, r) || busy;
+            if (!c.rails[r].quiet) busy = drain_rail(c, r) || busy;
             // What the completions made room for, or the window opened,
             // or the rail failed (its pieces then move elsewhere).
             release_held(c, r);
@@ -80,6 +81,24 @@ bool Engine::progress_once() {
     if (stats_publisher_) publish_stats(now);
     if (busy) last_busy_ = now;  // progress_spin counts from here
     return busy;
+}
+
+// A spinning driver's turn would otherwise cost a failing recv() per rail
+// (a rail of each direction per link): one poll() covers them all.
+void Engine::skip_quiet_rails(TimePoint now) {
+    quiet_fds_.clear();
+    quiet_slots_.clear();
+    for (auto& [id, conn] : connections_)
+        for (auto& slot : conn->rails) {
+            slot.quiet = false;
+            const Rail& rail = *slot.rail.rail;
+            if (rail.wait_fd() < 0 || !rail.idle_unless_readable(now)) continue;
+            quiet_fds_.push_back({rail.wait_fd(), POLLIN, 0});
+            quiet_slots_.push_back(&slot);
+        }
+    if (quiet_fds_.size() < 2) return;  // one recv() costs no more than the poll()
+    if (::poll(quiet_fds_.data(), quiet_fds_.size(), 0) < 0) return;  // progressed as usual
+    for (std::size_t i = 0; i < quiet_fds_.size(); ++i) quiet_slots_[i]->quiet = quiet_fds_[i].revents == 0;
 }
 
 void Engine::start_submitted() {

@@ -21,7 +21,7 @@ libtentcore_la_SOURCES += \
 	src/transport/tcp/tcp_rail.h src/transport/tcp/tcp_rail_detail.h src/transport/tcp/tcp_rail.cpp \
 	src/transport/tcp/tcp_rail_initiator.cpp src/transport/tcp/tcp_rail_receive.cpp \
 	src/transport/tcp/tcp_rail_target.cpp src/transport/tcp/tcp_rail_acks.cpp src/transport/tcp/tcp_rail_timers.cpp \
-	src/transport/tcp/tcp_rail_rearm.cpp \
+	src/transport/tcp/tcp_rail_rearm.cpp src/transport/tcp/tcp_rail_direct.cpp \
 	src/transport/tcp/atomic_ledger.h src/transport/tcp/atomic_ledger.cpp \
 	src/transport/tcp/tcp_poller.h src/transport/tcp/tcp_poller.cpp \
 	src/transport/tcp/control_socket.h src/transport/tcp/control_socket.cpp \

@@ -102,6 +102,10 @@ public:
     // Outgoing bytes are queued: the caller also waits for wait_fd() to
     // become writable.
     virtual bool wants_write() const { return false; }
+    // progress() would do nothing at `now` unless wait_fd() is readable (no
+    // bytes queued, completions waiting or timers due): a driver may look
+    // at many such rails with one poll() instead of progressing each.
+    virtual bool idle_unless_readable(TimePoint /*now*/) const { return false; }
     // When progress() must run even without descriptor activity (heartbeat,
     // silence limit); TimePoint::max() when never.
     virtual TimePoint next_timer() const { return TimePoint::max(); }

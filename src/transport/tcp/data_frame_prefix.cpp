@@ -23,7 +23,8 @@ Result<std::vector<std::uint8_t>> encode_data_frame_prefix(const wire::Frame& fr
     std::size_t head_data = 0;
     if (const auto* w = std::get_if<wire::Write>(&frame.body)) head_data = w->data.size();
     else if (const auto* s = std::get_if<wire::Send>(&frame.body)) head_data = s->data.size();
-    else return Status(Code::InvalidArgument, "only write and send frames carry a data tail");
+    else if (const auto* r = std::get_if<wire::ReadResponse>(&frame.body)) head_data = r->data.size();
+    else return Status(Code::InvalidArgument, "only write, send and read response frames carry a data tail");
     if (tail_length > wire::kMaxDataLength || head_data > wire::kMaxDataLength - tail_length)
         return Status(Code::InvalidArgument, "data of " + std::to_string(head_data + tail_length) +
                                                  " bytes exceeds the wire maximum of " +

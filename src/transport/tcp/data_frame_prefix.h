@@ -1,4 +1,4 @@
-// Zero-copy sending of Write and Send frames. Their data block is the last
+// Zero-copy sending of Write, Send and ReadResponse frames. Their data block is the last
 // field of the frame (src/wire/data_codec.cpp), so a frame can go out as an
 // encoded prefix followed by the caller's bytes straight from its buffer:
 // the prefix is the frame encoded with only the data that precedes the

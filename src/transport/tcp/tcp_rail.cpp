@@ -85,7 +85,7 @@ void TcpRail::progress(std::vector<RailCompletion>& done,
     }
     if (open_) receive(on_message);
     if (open_) check_timers();
-    if (open_) flush();
+    if (open_) flush_answers();
     done.insert(done.end(), std::make_move_iterator(ready_.begin()), std::make_move_iterator(ready_.end()));
     ready_.clear();
 }

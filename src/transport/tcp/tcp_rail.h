@@ -11,6 +11,19 @@
 // completes it with RailOutcome::RemoteAccess and the peer's reason (or
 // RetryExceeded when the peer had no receive handler for a Send).
 //
+// An Ack with nothing else to send waits one progress() turn (or the next
+// post, whose sendmsg then carries it): the answer to a message leaves
+// first, and acks of messages arriving meanwhile merge into one (they are
+// cumulative). A rail holding one is not idle and wants to write, so no
+// driver sleeps on it.
+//
+// Receiving: one recv() reads as much as is there into the receive buffer
+// (frames and their data together); a short read ends the rail's reading
+// for the turn (no recv() that could only fail). The data of a large Write
+// or ReadResponse whose destination checks out goes from the socket
+// straight into its memory (tcp_rail_direct.cpp); ReadResponse data is
+// sent from the region without a copy, like a Write's.
+//
 // Target: an incoming Write or ReadRequest is checked against the
 // registration the RegionLookup returns for its key (key, bounds, access
 // flags: wire::check_remote_access) before memory is touched; a violation
@@ -50,7 +63,8 @@
 //
 // The class is defined in tcp_rail.cpp (construction, progress, closing) and
 // one file per concern beside it: tcp_rail_initiator.cpp, tcp_rail_receive.cpp,
-// tcp_rail_target.cpp, tcp_rail_acks.cpp, tcp_rail_timers.cpp.
+// tcp_rail_target.cpp, tcp_rail_acks.cpp, tcp_rail_timers.cpp,
+// tcp_rail_direct.cpp.
 #pragma once
 
 #include <cstdint>
@@ -129,6 +143,12 @@ public:
 
     // Outgoing bytes are queued: wait for the socket to become writable.
     bool wants_write() const override { return (dial_ && dial_->connecting()) || (open_ && fd_.valid() && tx_bytes_ > 0); }
+    // Nothing to send, collect, time or finish: only bytes arriving give
+    // progress() work (receive() leaves no complete frame in the buffer).
+    bool idle_unless_readable(TimePoint now) const override {
+        return open_ && fd_.valid() && !dial_ && !direct_ && tx_.empty() && ready_.empty() && now < next_timer() &&
+               (!kernel_counters_ || now < next_loss_sample_);
+    }
     // Completions are waiting to be collected by progress().
     bool has_completions() const { return !ready_.empty(); }
     // When progress() must run even without socket activity (heartbeat due,
@@ -162,9 +182,15 @@ private:
     void take_accepted_socket();
 
     Status queue_frame(const wire::Frame& frame);
-    void queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail);
+    void queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail, bool ok_ack = false);
     void flush();
+    // End of a progress() turn: flushes, except that Acks alone wait one turn.
+    void flush_answers();
     void receive(const std::function<void(const RailMessage&)>& on_message);
+    // Handles every complete frame in the receive buffer; need: bytes the
+    // next frame still lacks (0 once a direct receive took it over). False
+    // when a frame closed the rail.
+    bool frame_buffered(const std::function<void(const RailMessage&)>& on_message, std::size_t& need);
     void check_timers();
     // Reads TCP_INFO when the loss detector or the silence detector wants it.
     void sample_kernel_counters(TimePoint now);
@@ -230,11 +256,43 @@ private:
     std::deque<TxFrame> tx_;
     std::size_t tx_front_sent_ = 0;
     std::size_t tx_bytes_ = 0;
+    // Every frame in tx_ is an unsent Ok Ack (meaningful while tx_ is not
+    // empty): the queue may wait for the next post or turn (flush_answers).
+    bool tx_acks_only_ = false;
+    // Such acks already waited one progress() turn: the next one sends them.
+    bool acks_held_ = false;
 
     // Incoming stream: bytes [rx_begin_, rx_end_) of rx_ are not yet framed.
     std::vector<std::uint8_t> rx_;
     std::size_t rx_begin_ = 0;
     std::size_t rx_end_ = 0;
+
+    // A large Write or ReadResponse whose checks passed on its first bytes:
+    // the rest of its data is received straight into the memory it names
+    // (tcp_rail_direct.cpp) instead of through rx_ and a copy.
+    struct DirectReceive {
+        bool write = false;           // a Write (else a ReadResponse)
+        std::uint64_t seq = 0;
+        std::uint32_t rkey = 0;       // Write: the region, checked again before every read
+        std::uint64_t remote_addr = 0;
+        std::uint64_t length = 0;
+        std::uint8_t* dest = nullptr; // the next byte's place
+        std::uint64_t left = 0;       // bytes still on the wire
+        bool refused = false;         // Write: the region went away: the rest is dropped, then a Nack
+    };
+    std::optional<DirectReceive> direct_;
+    // Begins a direct receive of the frame at the front of buffered (not
+    // all of it here); false leaves the frame to the buffered path.
+    bool start_direct(std::span<const std::uint8_t> buffered);
+    // Reads into the direct receive's memory; false: stop reading this turn.
+    // drained: the read emptied the socket.
+    bool receive_direct(bool& drained);
+    void finish_direct();
+    // A recv() that returned n <= 0: true to try again (EINTR), else the
+    // turn ends (no data now, or the rail closed).
+    bool recv_failed(ssize_t n);
+    // Bytes arrived: the silence detector hears the peer.
+    void note_received();
 };
 
 } // namespace tent::tcp

@@ -3,6 +3,7 @@
 
 #include <cinttypes>
 #include <cstdint>
+#include <cstddef>
 #include <cstdio>
 #include <string>
 
@@ -15,6 +16,10 @@ inline std::string hex(std::uint64_t v) {
     std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
     return buf;
 }
+
+// recv() returned got bytes of room: the socket is empty and the read was
+// small, so the rail stops reading until the next turn (tcp_rail_receive.cpp).
+bool emptied_socket(std::size_t got, std::size_t room);
 
 inline std::uint64_t timestamp_ns(TimePoint t) {
     return static_cast<std::uint64_t>(t.time_since_epoch().count());

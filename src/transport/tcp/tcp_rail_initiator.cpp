@@ -107,13 +107,36 @@ Status TcpRail::queue_frame(const wire::Frame& frame) {
     std::vector<std::uint8_t> bytes;
     if (Status s = wire::encode_frame(frame, bytes); !s)
         return Status(Code::InvalidArgument, "tcp rail " + identity_.name + ": " + s.message());
-    queue_bytes(std::move(bytes), {});
+    const auto* ack = std::get_if<wire::Ack>(&frame.body);
+    queue_bytes(std::move(bytes), {}, ack && ack->status == wire::WireStatus::Ok);
     return Status::ok();
 }
 
-void TcpRail::queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail) {
+void TcpRail::queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail, bool ok_ack) {
+    if (ok_ack && !tx_.empty() && tx_acks_only_ && tx_front_sent_ == 0) {
+        // Acks are cumulative: this one says all the queued one said.
+        tx_bytes_ += head.size();
+        tx_bytes_ -= tx_.back().size();
+        tx_.back() = TxFrame{std::move(head), tail};
+        return;
+    }
+    tx_acks_only_ = ok_ack && (tx_.empty() || tx_acks_only_);
     tx_bytes_ += head.size() + tail.size();
     tx_.push_back(TxFrame{std::move(head), tail});
+}
+
+// An Ack alone waits one turn (or until the next post): the application
+// mostly answers a message at once, and the answer then carries the Ack in
+// the same sendmsg and segment, a system call and a wake-up less at each
+// end per message. A driver about to sleep still sends it: wants_write()
+// wakes it at once.
+void TcpRail::flush_answers() {
+    if (!tx_.empty() && tx_acks_only_ && !acks_held_) {
+        acks_held_ = true;
+        return;
+    }
+    acks_held_ = false;
+    flush();
 }
 
 void TcpRail::flush() {
@@ -162,6 +185,7 @@ void TcpRail::flush() {
             tx_front_sent_ = 0;
         }
     }
+    if (tx_.empty()) acks_held_ = false;
 }
 
 } // namespace tent::tcp

@@ -24,30 +24,32 @@ constexpr std::size_t kReceiveChunk = 256 * 1024;
 
 } // namespace
 
+// A read of fewer bytes than it had room for found the socket empty; below
+// kSmallRead it ends the rail's reading for the turn (TcpRail::receive).
+bool detail::emptied_socket(std::size_t got, std::size_t room) {
+    constexpr std::size_t kSmallRead = 64 * 1024;
+    return got < room && got < kSmallRead;
+}
+
+// Each round frames and handles what the buffer holds, then reads once, so
+// every byte read in a turn is handled in that turn (a turn never ends with
+// complete frames left in the buffer for a later one).
+//
+// A recv() that returned a few bytes, less than it had room for, emptied
+// the socket: what arrived is handled and the turn ends, without a second
+// recv() that could only fail with EAGAIN (a system call per message on a
+// request-response exchange). Later bytes wake the driver's poll. A stream
+// keeps being read: more arrives meanwhile.
 void TcpRail::receive(const std::function<void(const RailMessage&)>& on_message) {
-    for (int round = 0; round < kMaxReceivesPerProgress && open_; ++round) {
-        // Frame and handle everything complete in the buffer.
+    bool drained = false;
+    for (int round = 0; open_; ++round) {
         std::size_t need = 0;
-        while (open_) {
-            auto buffered = std::span<const std::uint8_t>(rx_).subspan(rx_begin_, rx_end_ - rx_begin_);
-            auto scan = wire::scan_frame(buffered);
-            if (scan.state == wire::ScanState::Error) {
-                reject_frame(scan.error.message());
-                return;
-            }
-            if (scan.state == wire::ScanState::NeedMore) {
-                need = scan.bytes;
-                break;
-            }
-            auto frame = wire::decode_frame(buffered.first(scan.bytes));
-            rx_begin_ += scan.bytes;
-            if (!frame) {
-                reject_frame(frame.status().message());
-                return;
-            }
-            if (!handle(*frame, on_message)) return;
+        if (!direct_ && !frame_buffered(on_message, need)) return;
+        if (!open_ || drained || round == kMaxReceivesPerProgress) return;
+        if (direct_) {
+            if (!receive_direct(drained)) return;
+            continue;
         }
-        if (!open_) return;
         // Make room for at least `need` more bytes: the scanner bounds it by
         // one frame of the wire's maximum size, whatever the peer announces.
         if (rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
@@ -60,38 +62,72 @@ void TcpRail::receive(const std::function<void(const RailMessage&)>& on_message)
             }
             if (rx_.size() - rx_end_ < want) rx_.resize(rx_end_ + want);
         }
-        const ssize_t n = ::recv(fd_.get(), rx_.data() + rx_end_, rx_.size() - rx_end_, 0);
+        const std::size_t room = rx_.size() - rx_end_;
+        const ssize_t n = ::recv(fd_.get(), rx_.data() + rx_end_, room, 0);
         if (n > 0) {
             rx_end_ += static_cast<std::size_t>(n);
-            const TimePoint now = clock_.now();
-            // How long the stream stalls on this path (loss, a slow peer):
-            // what tcp_silence_intervals must tolerate.
-            if (log_enabled(LogLevel::Debug) && silence_.silent_for(now) > params_.silence.interval)
-                TENT_DEBUG("tcp silence ended", "tcp rail %s: stream resumed after %lld ms without data (peer last heard %lld ms ago)",
-                           identity_.name.c_str(),
-                           static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(silence_.silent_for(now)).count()),
-                           static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(silence_.unheard_for(now)).count()));
-            silence_.on_received(now);
+            drained = detail::emptied_socket(static_cast<std::size_t>(n), room);
+            note_received();
             continue;
         }
-        if (n == 0) {
-            // An idle rail closed by its peer is an orderly shutdown (the peer's
-            // engine went away): not worth a warning in a healthy run.
-            if (outstanding() == 0)
-                TENT_INFO("tcp peer closed", "tcp rail %s: peer closed the connection", identity_.name.c_str());
-            else
-                TENT_WARN("tcp peer closed", "tcp rail %s: peer closed the connection with %zu operations outstanding",
-                          identity_.name.c_str(), outstanding());
-            close_with(Code::RailDown, "peer closed the connection", RailOutcome::RetryExceeded);
-            return;
-        }
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-        const int err = errno;
-        TENT_WARN("tcp receive failed", "tcp rail %s: recv: %s", identity_.name.c_str(), std::strerror(err));
-        close_with(Code::RailDown, Status::from_errno(err, "recv").message(), RailOutcome::RetryExceeded);
-        return;
+        if (!recv_failed(n)) return;
     }
+}
+
+bool TcpRail::frame_buffered(const std::function<void(const RailMessage&)>& on_message, std::size_t& need) {
+    while (open_) {
+        auto buffered = std::span<const std::uint8_t>(rx_).subspan(rx_begin_, rx_end_ - rx_begin_);
+        auto scan = wire::scan_frame(buffered);
+        if (scan.state == wire::ScanState::Error) {
+            reject_frame(scan.error.message());
+            return false;
+        }
+        if (scan.state == wire::ScanState::NeedMore) {
+            need = scan.bytes;
+            if (start_direct(buffered)) need = 0;
+            return true;
+        }
+        auto frame = wire::decode_frame(buffered.first(scan.bytes));
+        rx_begin_ += scan.bytes;
+        if (!frame) {
+            reject_frame(frame.status().message());
+            return false;
+        }
+        if (!handle(*frame, on_message)) return false;
+    }
+    return false;
+}
+
+void TcpRail::note_received() {
+    const TimePoint now = clock_.now();
+    // How long the stream stalls on this path (loss, a slow peer):
+    // what tcp_silence_intervals must tolerate.
+    if (log_enabled(LogLevel::Debug) && silence_.silent_for(now) > params_.silence.interval)
+        TENT_DEBUG("tcp silence ended", "tcp rail %s: stream resumed after %lld ms without data (peer last heard %lld ms ago)",
+                   identity_.name.c_str(),
+                   static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(silence_.silent_for(now)).count()),
+                   static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(silence_.unheard_for(now)).count()));
+    silence_.on_received(now);
+}
+
+bool TcpRail::recv_failed(ssize_t n) {
+    if (n == 0) {
+        // An idle rail closed by its peer is an orderly shutdown (the peer's
+        // engine went away): not worth a warning in a healthy run.
+        if (outstanding() == 0)
+            TENT_INFO("tcp peer closed", "tcp rail %s: peer closed the connection", identity_.name.c_str());
+        else
+            TENT_WARN("tcp peer closed", "tcp rail %s: peer closed the connection with %zu operations outstanding",
+                      identity_.name.c_str(), outstanding());
+        close_with(Code::RailDown, "peer closed the connection", RailOutcome::RetryExceeded);
+        return false;
+    }
+    if (errno == EINTR) return true;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+    const int err = errno;
+    TENT_WARN("tcp receive failed", "tcp rail %s: recv: %s", identity_.name.c_str(), std::strerror(err));
+    close_with(Code::RailDown, Status::from_errno(err, "recv").message(), RailOutcome::RetryExceeded);
+    return false;
 }
 
 bool TcpRail::handle(const wire::Frame& f, const std::function<void(const RailMessage&)>& on_message) {

@@ -1,4 +1,4 @@
-// A Write or Send sent as an encoded prefix plus the caller's bytes is, on
+// A Write, Send or ReadResponse sent as an encoded prefix plus the caller's bytes is, on
 // the wire, exactly the frame encode_frame makes with those bytes as data,
 // and decodes back to it.
 #include <criterion/criterion.h>
@@ -28,7 +28,7 @@ void expect_same_wire(wire::Frame full, wire::Frame without_tail, const std::vec
 
 } // namespace
 
-Test(data_frame_prefix, write_and_send_match_the_full_encoding) {
+Test(data_frame_prefix, write_send_and_read_response_match_the_full_encoding) {
     for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{255}, std::size_t{256}, std::size_t{65537},
                           wire::kMaxDataLength - 3, wire::kMaxDataLength}) {
         auto tail = pattern(n, static_cast<std::uint32_t>(n));
@@ -46,6 +46,15 @@ Test(data_frame_prefix, write_and_send_match_the_full_encoding) {
         wire::Frame send_head = send_full;
         std::get<wire::Send>(send_head.body).data = before;
         expect_same_wire(send_full, send_head, tail, "send");
+        // A ReadResponse's head carries its first data byte (one without data is not Ok).
+        std::vector<std::uint8_t> first{0x5A};
+        std::vector<std::uint8_t> read_all = first;
+        read_all.insert(read_all.end(), tail.begin(), tail.end());
+        wire::Frame read_full{.flags = 0, .rail_id = 4, .connection_id = 99, .seq = 14,
+                              .body = wire::ReadResponse{wire::WireStatus::Ok, read_all}};
+        wire::Frame read_head = read_full;
+        std::get<wire::ReadResponse>(read_head.body).data = first;
+        expect_same_wire(read_full, read_head, tail, "read response");
     }
 }
 

@@ -113,3 +113,38 @@ Test(tcp_rail_access, no_registration_lookup_refuses_everything) {
     // regions_b is empty: every key is unknown.
     f.expect_remote_access(write_op(1, f.src.data(), 1, addr(f.region), 0), "write with key 0");
 }
+
+// A large write's data goes straight into the region as it arrives
+// (tcp_rail_direct.cpp). A registration removed while it arrives stops it
+// there: the rest is dropped, the write completes RemoteAccess, nothing
+// past that point is written, and the rail carries the next write intact.
+Test(tcp_rail_access, write_whose_region_goes_away_midway_is_refused) {
+    auto pair = make_pair(SteadyClock::instance(), 4096);  // a small send buffer: the write arrives in pieces
+    cr_assert(pair->ok());
+    constexpr std::size_t kBig = 1 << 20;
+    std::vector<std::uint8_t> target(kBig, 0xEE);
+    const std::vector<std::uint8_t> src = pattern(kBig, 9);
+    pair->regions_b.add(kKey, target.data(), target.size(), wire::kAccessAll);
+    cr_assert(pair->a->post(write_op(1, src.data(), kBig, addr(target.data()), kKey)).is_ok());
+    bool started = false;
+    for (int round = 0; round < 100000 && !started; ++round) {
+        pair->a->progress(pair->done_a, nullptr);
+        pair->b->progress(pair->done_b, nullptr);
+        started = target[0] == src[0];
+    }
+    cr_assert(started, "the write's first bytes never landed");
+    cr_assert_eq(target[kBig - 1], 0xEE, "the write landed whole before the test could remove its region");
+    pair->regions_b.by_key.clear();
+    cr_assert(pair->drive_until(1), "the write never completed");
+    cr_expect_eq(pair->done_a[0].outcome, RailOutcome::RemoteAccess, "outcome %s",
+                 rail_outcome_name(pair->done_a[0].outcome));
+    std::size_t landed = 0;
+    while (landed < kBig && target[landed] == src[landed]) ++landed;
+    for (std::size_t i = landed; i < kBig; ++i) cr_assert_eq(target[i], 0xEE, "byte %zu written after the region went", i);
+    // The rail stays in step: the next write lands whole.
+    pair->regions_b.add(kKey, target.data(), target.size(), wire::kAccessAll);
+    cr_assert(pair->a->post(write_op(2, src.data(), kBig, addr(target.data()), kKey)).is_ok());
+    cr_assert(pair->drive_until(2), "the next write never completed");
+    cr_expect_eq(pair->done_a[1].outcome, RailOutcome::Success);
+    cr_expect_eq(first_difference(target.data(), src.data(), kBig), -1);
+}

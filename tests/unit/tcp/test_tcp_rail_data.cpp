@@ -2,8 +2,10 @@
 // sends at every size from 1 byte to the rail's maximum arrive intact (every
 // byte checked), each op completes exactly once with its cookie, and many
 // ops in flight over a tiny socket buffer (forcing partial writes) all land.
+// A lone Ack waits one turn of its rail at most, and an answer carries it.
 #include <criterion/criterion.h>
 
+#include <functional>
 #include <set>
 
 #include "tcp_pair.h"
@@ -177,4 +179,81 @@ Test(tcp_rail_data, both_directions_at_once) {
     cr_expect_eq(pair->done_b[0].outcome, RailOutcome::Success);
     cr_expect_eq(first_difference(b_mem.data(), a_orig.data() + 50000, 50000), -1);
     cr_expect_eq(first_difference(a_mem.data(), b_orig.data() + 50000, 50000), -1);
+}
+
+namespace {
+
+// Progresses `rail` until `done` holds `want` completions, waiting on its
+// socket between turns; bounded in turns and time.
+bool progress_until(TcpRail& rail, std::vector<RailCompletion>& done, std::size_t want,
+                    const std::function<void(const RailMessage&)>& on_message = nullptr) {
+    for (int round = 0; round < 2000 && done.size() < want; ++round) {
+        rail.progress(done, on_message);
+        if (done.size() >= want) break;
+        pollfd p{rail.wait_fd(), POLLIN, 0};
+        ::poll(&p, 1, 5);
+    }
+    return done.size() >= want;
+}
+
+} // namespace
+
+// An Ack alone waits one turn of its rail (the answer the application
+// usually posts at once then leaves first, with the Ack in the same
+// sendmsg); the turn after, it goes alone. Acks of several sends that
+// arrive in one turn go as one (they are cumulative): every send completes.
+Test(tcp_rail_data, a_lone_ack_waits_one_turn_then_goes) {
+    auto pair = make_pair();
+    cr_assert(pair->ok());
+    const auto payload = pattern(100, 3);
+    for (std::uint64_t i = 1; i <= 3; ++i) cr_assert(pair->a->post(send_op(i, payload.data(), payload.size())).is_ok());
+    std::size_t got = 0;
+    auto on_b = [&](const RailMessage&) { ++got; };
+    for (int round = 0; round < 2000 && got < 3; ++round) {
+        pair->b->progress(pair->done_b, on_b);
+        if (got < 3) {
+            pollfd p{pair->b->wait_fd(), POLLIN, 0};
+            ::poll(&p, 1, 5);
+        }
+    }
+    cr_assert_eq(got, 3u, "the sends never arrived");
+    // Held: queued, so the rail is not idle and a sleeping driver waits for POLLOUT.
+    cr_expect(pair->b->wants_write(), "the ack went out in the turn that received the sends");
+    cr_expect_not(pair->b->idle_unless_readable(SteadyClock::instance().now()));
+    pair->b->progress(pair->done_b, on_b);  // the next turn sends it
+    cr_expect_not(pair->b->wants_write());
+    cr_assert(progress_until(*pair->a, pair->done_a, 3), "the held ack never reached the sender");
+    for (const auto& c : pair->done_a) cr_expect_eq(c.outcome, RailOutcome::Success);
+    cr_expect_eq(pair->a->outstanding(), 0u);
+    // Nothing left to do on either side: only arriving bytes would give work.
+    pair->a->progress(pair->done_a, nullptr);
+    cr_expect(pair->a->idle_unless_readable(SteadyClock::instance().now()));
+    cr_expect(pair->b->idle_unless_readable(SteadyClock::instance().now()));
+}
+
+// The answer to a message carries the ack of it: b's post sends both, and
+// a's send completes without another turn of b.
+Test(tcp_rail_data, an_answer_carries_the_held_ack) {
+    auto pair = make_pair();
+    cr_assert(pair->ok());
+    const auto ping = pattern(8, 4), pong = pattern(8, 5);
+    cr_assert(pair->a->post(send_op(1, ping.data(), ping.size())).is_ok());
+    std::size_t got = 0;
+    auto on_b = [&](const RailMessage&) { ++got; };
+    for (int round = 0; round < 2000 && got < 1; ++round) {
+        pair->b->progress(pair->done_b, on_b);
+        if (got < 1) {
+            pollfd p{pair->b->wait_fd(), POLLIN, 0};
+            ::poll(&p, 1, 5);
+        }
+    }
+    cr_assert_eq(got, 1u, "the message never arrived");
+    cr_assert(pair->b->post(send_op(2, pong.data(), pong.size())).is_ok());
+    std::size_t answers = 0;
+    auto on_a = [&](const RailMessage&) { ++answers; };
+    cr_assert(progress_until(*pair->a, pair->done_a, 1, on_a), "the ack did not come with the answer");
+    cr_expect_eq(pair->done_a[0].cookie, 1u);
+    cr_expect_eq(pair->done_a[0].outcome, RailOutcome::Success);
+    for (int round = 0; round < 2000 && answers < 1; ++round) pair->a->progress(pair->done_a, on_a);
+    cr_expect_eq(answers, 1u);
 }

@@ -1,0 +1,130 @@
+// TcpRail, direct receive: the data of a large Write or ReadResponse goes
+// from the socket straight into the memory it is for, instead of into the
+// receive buffer, a decoded frame and then its place (three passes over
+// every byte, which on a fast link cost more than the kernel's own copy).
+//
+// Only a frame whose fixed fields and destination check out on its first
+// bytes goes this way, with the same checks the buffered path makes
+// (data_codec.cpp, tcp_rail_target.cpp, tcp_rail_acks.cpp); anything else,
+// including every frame that would be refused, takes the buffered path and
+// its answers and errors. A Write's region is looked up again before every
+// read, as registrations change between progress() turns: a region gone
+// mid-frame gets the rest of the data dropped and a Nack, as a write to it
+// would have got at its start.
+#include <sys/socket.h>
+
+#include <cstring>
+
+#include "transport/tcp/tcp_rail.h"
+#include "transport/tcp/tcp_rail_detail.h"
+#include "wire/frame_header.h"
+#include "wire/memory_handle.h"
+
+namespace tent::tcp {
+
+namespace {
+
+// Below this the copy is cheap and the buffered path reads several frames per recv().
+constexpr std::uint64_t kDirectMinData = 64 * 1024;
+// Fixed fields in front of the data (data_codec.cpp): a Write's rkey,
+// address, immediate flag and value and data length; a ReadResponse's
+// status and data length.
+constexpr std::size_t kWriteFixed = 4 + 8 + 1 + 4 + 4;
+constexpr std::size_t kReadResponseFixed = 1 + 4;
+
+std::uint32_t u32_at(std::span<const std::uint8_t> b, std::size_t at) {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= std::uint32_t{b[at + i]} << (8 * i);
+    return v;
+}
+
+std::uint64_t u64_at(std::span<const std::uint8_t> b, std::size_t at) {
+    return std::uint64_t{u32_at(b, at)} | (std::uint64_t{u32_at(b, at + 4)} << 32);
+}
+
+} // namespace
+
+bool TcpRail::start_direct(std::span<const std::uint8_t> buffered) {
+    if (buffered.size() < wire::kHeaderSize) return false;
+    auto header = wire::decode_header(buffered);
+    if (!header || header->connection_id != identity_.connection_id || header->rail_id != identity_.rail_id)
+        return false;
+    const auto body = buffered.subspan(wire::kHeaderSize);
+    DirectReceive d;
+    std::size_t fixed = 0;
+    if (header->type == wire::FrameType::Write) {
+        fixed = kWriteFixed;
+        if (body.size() < fixed || header->seq != expected_peer_seq_) return false;
+        d.write = true;
+        d.rkey = u32_at(body, 0);
+        d.remote_addr = u64_at(body, 4);
+        if (body[12] != 0 || u32_at(body, 13) != 0) return false;  // with an immediate
+        d.length = u32_at(body, 17);
+        if (d.length + fixed != header->payload_length || d.length > wire::kMaxDataLength) return false;
+        const wire::MemoryHandle* region = regions_ ? regions_(d.rkey) : nullptr;
+        if (!region || !wire::check_remote_access(*region, d.remote_addr, d.length, wire::kAccessRemoteWrite))
+            return false;
+        d.dest = reinterpret_cast<std::uint8_t*>(static_cast<std::uintptr_t>(d.remote_addr));
+    } else if (header->type == wire::FrameType::ReadResponse) {
+        fixed = kReadResponseFixed;
+        if (body.size() < fixed || body[0] != static_cast<std::uint8_t>(wire::WireStatus::Ok)) return false;
+        d.length = u32_at(body, 1);
+        if (d.length + fixed != header->payload_length) return false;
+        auto it = pending_.find(header->seq);
+        if (it == pending_.end() || it->second.opcode != RailOpcode::Read || it->second.length != d.length)
+            return false;
+        d.dest = static_cast<std::uint8_t*>(it->second.local);
+    } else {
+        return false;
+    }
+    if (d.length < kDirectMinData) return false;
+    d.seq = header->seq;
+    // What the buffer holds of the data already; the frame is not all here.
+    const std::size_t have = body.size() - fixed;
+    if (have > 0) std::memcpy(d.dest, body.data() + fixed, have);
+    d.dest += have;
+    d.left = d.length - have;
+    rx_begin_ = rx_end_ = 0;
+    direct_ = d;
+    return true;
+}
+
+bool TcpRail::receive_direct(bool& drained) {
+    DirectReceive& d = *direct_;
+    if (d.write && !d.refused) {
+        const wire::MemoryHandle* region = regions_ ? regions_(d.rkey) : nullptr;
+        d.refused = !region || !wire::check_remote_access(*region, d.remote_addr, d.length, wire::kAccessRemoteWrite);
+    }
+    if (rx_.empty()) rx_.resize(kDirectMinData);
+    // A refused write's data is read into the receive buffer and dropped.
+    std::uint8_t* into = d.refused ? rx_.data() : d.dest;
+    const std::size_t want = d.refused ? std::min<std::uint64_t>(d.left, rx_.size()) : d.left;
+    const ssize_t n = ::recv(fd_.get(), into, want, 0);
+    if (n <= 0) return recv_failed(n);
+    note_received();
+    drained = detail::emptied_socket(static_cast<std::size_t>(n), want);
+    d.left -= static_cast<std::uint64_t>(n);
+    if (!d.refused) d.dest += n;
+    if (d.left == 0) finish_direct();
+    return true;
+}
+
+// The frame is in: answered and completed as the buffered path would.
+void TcpRail::finish_direct() {
+    const DirectReceive d = *direct_;
+    direct_.reset();
+    if (d.write) {
+        ++expected_peer_seq_;
+        wire::Frame answer = frame_for(d.seq, wire::Ack{wire::WireStatus::Ok});
+        if (d.refused) answer.body = wire::Nack{wire::FrameType::Write, wire::WireStatus::RemoteAccess};
+        (void)queue_frame(answer);
+        return;
+    }
+    auto it = pending_.find(d.seq);
+    if (it == pending_.end()) return;  // cannot happen: only a close removes it, and that ends the receive
+    const Pending p = it->second;
+    pending_.erase(it);
+    complete(p, RailOutcome::Success, Status::ok());
+}
+
+} // namespace tent::tcp
