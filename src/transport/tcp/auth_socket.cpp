@@ -95,13 +95,22 @@ Status AuthProver::open(int fd, std::span<const std::uint8_t> frames, TimePoint 
 
 Status AuthProver::prove(int fd, TimePoint deadline) {
     if (!key_) return Status::ok();
-    // The header first: it says how long the Answer is, or is a Refusal.
-    std::vector<std::uint8_t> answer(wire::kAuthHeaderSize);
-    if (Status s = read_exact(fd, answer, deadline); !s) return s;
+    // The Answer without its rail tokens first (a Refusal, a header and
+    // the close, is recognised in what came before the close); its header
+    // says how many tokens follow.
+    std::vector<std::uint8_t> answer(wire::kAnswerSize);
+    if (Status s = read_exact(fd, answer, deadline); !s) {
+        if (Status refused = wire::check_auth_header(std::span(answer).first(wire::kAuthHeaderSize),
+                                                     wire::AuthMessageType::Answer);
+            !refused && refused.code() == Code::Unsupported)
+            return refused;
+        return s;
+    }
     auto size = wire::answer_size(answer);
     if (!size) return size.status();
     answer.resize(*size);
-    if (Status s = read_exact(fd, std::span(answer).subspan(wire::kAuthHeaderSize), deadline); !s) return s;
+    if (*size > wire::kAnswerSize)
+        if (Status s = read_exact(fd, std::span(answer).subspan(wire::kAnswerSize), deadline); !s) return s;
     auto proof = auth_.on_answer(answer, *key_);
     if (!proof) return proof.status();
     return write_all(fd, *proof, deadline);
@@ -131,14 +140,16 @@ Status rail_token_open(int fd, const wire::RailTokenBytes& show, std::span<const
 }
 
 Status rail_token_check(int fd, const wire::RailTokenBytes& expected, TimePoint deadline) {
-    wire::RailAcceptBytes accept;
-    // The header alone first: a Refusal is no longer than that.
-    if (Status s = read_exact(fd, std::span(accept).first(wire::kAuthHeaderSize), deadline); !s) return s;
-    if (Status s = wire::check_auth_header(std::span(accept).first(wire::kAuthHeaderSize),
-                                           wire::AuthMessageType::RailAccept);
-        !s)
+    wire::RailAcceptBytes accept{};
+    // One read for the whole message; a Refusal (a header, then the close)
+    // is recognised in what came before the close.
+    if (Status s = read_exact(fd, accept, deadline); !s) {
+        if (Status refused = wire::check_auth_header(std::span(accept).first(wire::kAuthHeaderSize),
+                                                     wire::AuthMessageType::RailAccept);
+            !refused && refused.code() == Code::Unsupported)
+            return refused;
         return s;
-    if (Status s = read_exact(fd, std::span(accept).subspan(wire::kAuthHeaderSize), deadline); !s) return s;
+    }
     auto token = wire::rail_token_of(accept, wire::AuthMessageType::RailAccept);
     if (!token) return token.status();
     if (!equal_in_constant_time(*token, expected))
