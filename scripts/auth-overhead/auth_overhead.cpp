@@ -3,7 +3,8 @@
 // over real TCP rails on 127.0.0.1, both pairs alive at once and their
 // connects alternated one by one, so that both see the same machine load.
 //   set-up   median time of Engine::connect() (control connection and every
-//            TCP rail socket, each with its handshake) over --connects;
+//            TCP rail socket, each with its handshake) over --connects, and
+//            the median difference of connects side by side;
 //   rate     small messages per second, --depth in flight, for --seconds.
 // Prints one line per figure with both values and the ratio; exits 1 only
 // when a run failed. Usage: auth-overhead [--rounds N] [--connects N]
@@ -142,6 +143,9 @@ int main(int argc, char** argv) {
         return 2;
     }
     std::vector<double> setup[2], rate[2];  // [0] without, [1] with authentication
+    // Each connect with auth minus the one without next to it: load that
+    // drifts over a round cancels out of these.
+    std::vector<double> paired;
     for (int r = 0; r < o.rounds; ++r) {
         // Both pairs at once, their connects alternated one by one: both
         // see the same moment of the machine's load.
@@ -166,6 +170,7 @@ int main(int argc, char** argv) {
                     us[auth].push_back(t);
                 }
         }
+        for (std::size_t i = 0; i < us[0].size() && i < us[1].size(); ++i) paired.push_back(us[1][i] - us[0][i]);
         // The rate with one pair alive at a time (the other's idle connections would take a share).
         for (int pass = 0; pass < 2; ++pass) {
             const int auth = (pass == 0) == (r % 2 == 0) ? 1 : 0;
@@ -187,8 +192,8 @@ int main(int argc, char** argv) {
     const double s0 = median(setup[0]), s1 = median(setup[1]);
     const double r0 = median(rate[0]), r1 = median(rate[1]);
     std::printf("connection set-up (control + 2 tcp rails), median of %d rounds x %d connects: "
-                "without auth %.1f us, with auth %.1f us: %+.2f%%\n",
-                o.rounds, o.connects, s0, s1, 100.0 * (s1 - s0) / s0);
+                "without auth %.1f us, with auth %.1f us: %+.2f%%; median of paired differences %+.1f us: %+.2f%%\n",
+                o.rounds, o.connects, s0, s1, 100.0 * (s1 - s0) / s0, median(paired), 100.0 * median(paired) / s0);
     std::printf("message rate (%zu B, depth %d, %.1f s), median of %d rounds: without auth %.0f/s, with auth %.0f/s: "
                 "%+.2f%%\n",
                 o.size, o.depth, o.seconds, o.rounds, r0, r1, 100.0 * (r1 - r0) / r0);

@@ -1,7 +1,10 @@
 #include "transport/tcp/tcp_provider.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 #include <cstring>
 
@@ -90,6 +93,12 @@ Status TcpProvider::install(const RegionLookup& regions) {
     for (const auto& a : addresses_) {
         auto l = tcp::TcpListener::listen(a);
         if (!l) return l.status();
+        // A rail socket is accepted once its opening is there, so that it
+        // is read and answered in the same turn of the progress thread
+        // (else one more turn, over every connection, per socket); a
+        // silent stranger waits in the kernel meanwhile (best effort).
+        int defer = 1;
+        (void)::setsockopt(l->fd(), IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, sizeof defer);
         epoll_event ev{};
         ev.events = EPOLLIN;
         ev.data.fd = l->fd();
