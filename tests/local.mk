@@ -92,6 +92,8 @@ CRITERION_TESTS = \
 	tests/unit/tcp/test_tcp_rail_failover \
 	tests/unit/tcp/test_link_table \
 	tests/unit/tcp/test_atomic_ledger \
+	tests/unit/tcp/test_rail_token_book \
+	tests/unit/tcp/test_auth_gate \
 	tests/engine/test_tcp_two_process \
 	tests/unit/verbs/test_wc_outcome \
 	tests/unit/verbs/test_async_event \

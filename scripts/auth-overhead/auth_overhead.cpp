@@ -1,9 +1,10 @@
 // The cost of authenticating connections (tent(7), SECURITY), in one run:
 // engines with the job-key handshake and engines without it (auth = false),
-// over real TCP rails on 127.0.0.1, alternated round by round so that both
-// see the same machine load.
+// over real TCP rails on 127.0.0.1, both pairs alive at once and their
+// connects alternated one by one, so that both see the same machine load.
 //   set-up   median time of Engine::connect() (control connection and every
-//            TCP rail socket, each with its handshake) over --connects;
+//            TCP rail socket, each with its handshake) over --connects, and
+//            the median difference of connects side by side;
 //   rate     small messages per second, --depth in flight, for --seconds.
 // Prints one line per figure with both values and the ratio; exits 1 only
 // when a run failed. Usage: auth-overhead [--rounds N] [--connects N]
@@ -55,59 +56,70 @@ std::unique_ptr<Engine> make_engine(const Config& config) {
     return std::move(*e);
 }
 
-// Median microseconds of one connect, or a negative value on failure.
-double connect_median_us(Engine& a, Engine& b, int n) {
-    std::vector<double> us;
-    for (int i = 0; i < n; ++i) {
-        auto t0 = Wall::now();
-        auto peer = a.connect(b.address());
-        auto t1 = Wall::now();
-        if (!peer) {
-            std::fprintf(stderr, "auth-overhead: connect: %s\n", peer.status().to_string().c_str());
-            return -1;
-        }
-        us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+// Microseconds of one connect, or a negative value on failure.
+double connect_us(Engine& a, Engine& b) {
+    auto t0 = Wall::now();
+    auto peer = a.connect(b.address());
+    auto t1 = Wall::now();
+    if (!peer) {
+        std::fprintf(stderr, "auth-overhead: connect: %s\n", peer.status().to_string().c_str());
+        return -1;
     }
-    std::sort(us.begin(), us.end());
-    return us[us.size() / 2];
+    return std::chrono::duration<double, std::micro>(t1 - t0).count();
 }
 
-// Messages per second from a to b, or negative on failure.
-double message_rate(Engine& a, Engine& b, PeerId peer, const Options& o) {
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// The receiver's buffers: owned by the caller and declared before the
+// engines, so that they outlive the receiving engine (a message it is
+// still placing must not land in freed memory).
+using RecvBuffers = std::vector<std::vector<std::uint8_t>>;
+
+// Messages per second from a to b, or negative on failure. Returns once
+// every message sent has also been received.
+double message_rate(Engine& a, Engine& b, PeerId peer, const Options& o, RecvBuffers& bufs) {
     std::vector<std::uint8_t> msg(o.size, 0x5a);
-    std::vector<std::vector<std::uint8_t>> bufs(static_cast<std::size_t>(o.depth), std::vector<std::uint8_t>(o.size));
-    for (auto& buf : bufs)
-        if (!b.post_recv(buf.data(), buf.size(), 0)) return -1;
+    bufs.assign(static_cast<std::size_t>(o.depth), std::vector<std::uint8_t>(o.size));
+    for (std::size_t i = 0; i < bufs.size(); ++i)
+        if (!b.post_recv(bufs[i].data(), bufs[i].size(), i)) return -1;
     std::vector<EngineCompletion> done;
-    std::uint64_t completed = 0;
+    std::uint64_t completed = 0, received = 0;
     int inflight = 0;
     const auto end = Wall::now() + std::chrono::duration<double>(o.seconds);
     auto t0 = Wall::now();
-    // Bounded by the deadline; each round posts or polls.
-    while (Wall::now() < end || inflight > 0) {
+    double seconds = 0;
+    // Bounded by the deadline (and 10 s more for stragglers); each round posts or polls.
+    while (Wall::now() < end || inflight > 0 || received < completed) {
         while (inflight < o.depth && Wall::now() < end) {
             PostOptions opt;
             if (!a.post_send(peer, msg.data(), msg.size(), opt)) return -1;
             ++inflight;
         }
         done.clear();
-        a.wait(std::chrono::milliseconds(100));
+        if (inflight > 0) a.wait(std::chrono::milliseconds(100));
         a.poll(done, 64);
         for (const auto& c : done) {
             if (!c.status) return -1;
             --inflight;
             ++completed;
         }
-        // Receives: repost what arrived so the peer never runs dry.
+        if (inflight == 0 && seconds == 0 && Wall::now() >= end)
+            seconds = std::chrono::duration<double>(Wall::now() - t0).count();
+        // Receives: repost the buffer that was filled, so the peer never runs dry.
         done.clear();
         b.poll(done, 64);
         for (const auto& c : done) {
-            (void)c;
-            if (!b.post_recv(bufs[0].data(), bufs[0].size(), 0)) return -1;
+            if (!c.status || c.cookie >= bufs.size()) return -1;
+            ++received;
+            if (!b.post_recv(bufs[c.cookie].data(), bufs[c.cookie].size(), c.cookie)) return -1;
         }
         if (Wall::now() > end + std::chrono::seconds(10)) return -1;  // stuck
     }
-    return static_cast<double>(completed) / std::chrono::duration<double>(Wall::now() - t0).count();
+    if (seconds == 0) seconds = std::chrono::duration<double>(Wall::now() - t0).count();
+    return static_cast<double>(completed) / seconds;
 }
 
 } // namespace
@@ -131,34 +143,57 @@ int main(int argc, char** argv) {
         return 2;
     }
     std::vector<double> setup[2], rate[2];  // [0] without, [1] with authentication
-    for (int r = 0; r < o.rounds; ++r)
+    // Each connect with auth minus the one without next to it: load that
+    // drifts over a round cancels out of these.
+    std::vector<double> paired;
+    for (int r = 0; r < o.rounds; ++r) {
+        // Both pairs at once, their connects alternated one by one: both
+        // see the same moment of the machine's load.
+        std::vector<double> us[2];
+        {
+            std::unique_ptr<Engine> a[2], b[2];
+            for (int auth = 0; auth < 2; ++auth) {
+                const Config config = config_for(auth == 1);
+                a[auth] = make_engine(config);
+                b[auth] = make_engine(config);
+                if (!a[auth] || !b[auth]) return 1;
+            }
+            for (int i = 0; i < o.connects; ++i)
+                for (int pass = 0; pass < 2; ++pass) {
+                    // Alternate which goes first, so neither always runs on a warmer machine.
+                    const int auth = (pass == 0) == (i % 2 == 0) ? 1 : 0;
+                    double t = connect_us(*a[auth], *b[auth]);
+                    if (t < 0) {
+                        std::fprintf(stderr, "auth-overhead: (round %d, %s)\n", r, auth ? "with auth" : "without auth");
+                        return 1;
+                    }
+                    us[auth].push_back(t);
+                }
+        }
+        for (std::size_t i = 0; i < us[0].size() && i < us[1].size(); ++i) paired.push_back(us[1][i] - us[0][i]);
+        // The rate with one pair alive at a time (the other's idle connections would take a share).
         for (int pass = 0; pass < 2; ++pass) {
-            // Alternate which goes first, so neither always runs on a warmer machine.
-            const bool auth = (pass == 0) == (r % 2 == 0);
-            const Config config = config_for(auth);
+            const int auth = (pass == 0) == (r % 2 == 0) ? 1 : 0;
+            RecvBuffers bufs;  // before the engines: it outlives them
+            const Config config = config_for(auth == 1);
             auto a = make_engine(config), b = make_engine(config);
             if (!a || !b) return 1;
-            double us = connect_median_us(*a, *b, o.connects);
-            if (us < 0) std::fprintf(stderr, "auth-overhead: (round %d, %s)\n", r, auth ? "with auth" : "without auth");
             auto peer = a->connect(b->address());
-            if (us < 0 || !peer) return 1;
-            double mps = message_rate(*a, *b, *peer, o);
+            if (!peer) return 1;
+            double mps = message_rate(*a, *b, *peer, o, bufs);
             if (mps < 0) {
                 std::fprintf(stderr, "auth-overhead: a message failed\n");
                 return 1;
             }
-            setup[auth].push_back(us);
+            setup[auth].push_back(median(us[auth]));
             rate[auth].push_back(mps);
         }
-    auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
+    }
     const double s0 = median(setup[0]), s1 = median(setup[1]);
     const double r0 = median(rate[0]), r1 = median(rate[1]);
     std::printf("connection set-up (control + 2 tcp rails), median of %d rounds x %d connects: "
-                "without auth %.1f us, with auth %.1f us: %+.2f%%\n",
-                o.rounds, o.connects, s0, s1, 100.0 * (s1 - s0) / s0);
+                "without auth %.1f us, with auth %.1f us: %+.2f%%; median of paired differences %+.1f us: %+.2f%%\n",
+                o.rounds, o.connects, s0, s1, 100.0 * (s1 - s0) / s0, median(paired), 100.0 * median(paired) / s0);
     std::printf("message rate (%zu B, depth %d, %.1f s), median of %d rounds: without auth %.0f/s, with auth %.0f/s: "
                 "%+.2f%%\n",
                 o.size, o.depth, o.seconds, o.rounds, r0, r1, 100.0 * (r1 - r0) / r0);

@@ -138,7 +138,19 @@ Status Engine::start() {
             if (!reply) return reply.status();
             auto bytes = wire::encode_frame(reply->ack);
             if (!bytes) return bytes.status();
-            return tcp::AuthGate::Reply{std::move(*bytes), std::make_shared<HandshakeReply>(std::move(*reply))};
+            // The accepted TCP rails open with one-time tokens instead of a
+            // challenge-response each (tent(7), SECURITY).
+            std::vector<std::uint16_t> tcp_rails;
+            for (const auto& r : std::get<wire::HelloAck>(reply->ack.body).rails)
+                if (r.kind == wire::RailKind::Tcp) tcp_rails.push_back(r.rail_id);
+            auto tokens = tcp::draw_rail_tokens(tcp_rails);
+            if (!tokens) return tokens.status();
+            reply->rail_tokens = *tokens;
+            tcp::AuthGate::Reply out;
+            out.bytes = std::move(*bytes);
+            out.held = std::make_shared<HandshakeReply>(std::move(*reply));
+            out.rail_tokens = std::move(*tokens);
+            return out;
         });
     if (!gate) return gate.status();
     control_gate_ = std::move(*gate);

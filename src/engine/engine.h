@@ -226,10 +226,14 @@ private:
     struct HandshakeReply {
         wire::Frame ack;
         std::unique_ptr<Connection> conn;
+        // With the job key: the tokens the Answer gives the accepted TCP
+        // rails, entered once the Proof is right (wire/auth_handshake.h).
+        std::vector<wire::RailToken> rail_tokens;
     };
     Result<HandshakeReply> answer_hello(const wire::Frame& blob_frame, const wire::Frame& hello_frame);
     // A control socket whose peer proved the job's key, with what answer_hello() made for it.
-    void admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn);
+    // False when refused (its id already in use).
+    bool admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn);
     void attach_rail(Connection& conn, NewRail rail);
     void add_connection(std::unique_ptr<Connection> conn);
     void add_rail(Connection& conn, NewRail rail);

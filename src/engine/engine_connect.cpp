@@ -1,14 +1,17 @@
 // Connection setup over the control channel:
 //   initiator -> [Greeting] AddressBlob (its own), Hello{proposed rails}
-//   responder -> [Answer] HelloAck{rails it set up}
+//   responder -> [Answer{rail tokens}] HelloAck{rails it set up}
 //   initiator -> [Proof]
 // Each provider proposes, accepts and completes its own rails
 // (transport/provider.h). The job-key handshake (bracketed,
 // wire/auth_handshake.h) rides on the same messages: the responder answers
-// the Hello together with its proof, and adds the connection only once the
-// initiator's Proof is right; the initiator sends that Proof without
-// waiting, before it connects its rails (should a rail's own Proof still
-// overtake it, adopt_rail holds that rail until its connection arrives).
+// the Hello together with its proof and one-time tokens for the TCP rails
+// it accepted, and adds the connection, and honours those tokens, only once
+// the initiator's Proof is right; the initiator sends that Proof without
+// waiting, before it connects its rails, each showing its token (a rail
+// socket that arrives before the Proof waits for it in the provider's
+// gate). A rail that authenticated with the whole challenge-response before
+// its connection arrived waits in adopt_rail.
 // The initiator blocks for at most connect_timeout_ms; the
 // responder serves the handshake on the progress thread, without blocking
 // while the peer has not proved itself (AuthGate), with the same bound.
@@ -105,6 +108,7 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
         if (mine.empty()) continue;
         RailContext ctx = context_for(i, conn_id, *blob);
         ctx.first_rail_id = ranges[i].first;
+        ctx.rail_tokens = auth->rail_tokens();
         std::vector<NewRail> rails;
         if (Status s = providers_[i]->complete_rails(ctx, mine, rails); !s) return s;
         for (auto& r : rails) {
@@ -161,7 +165,7 @@ Result<Engine::HandshakeReply> Engine::answer_hello(const wire::Frame& blob_fram
             conn->rails.push_back(std::move(slot));
         }
     }
-    return HandshakeReply{wire::Frame{0, 0, conn_id, 0, ack}, std::move(conn)};
+    return HandshakeReply{wire::Frame{0, 0, conn_id, 0, ack}, std::move(conn), {}};
 }
 
 // Authentication off: the handshake read on the socket as accepted.
@@ -190,16 +194,17 @@ void Engine::serve_handshake(UniqueFd fd) {
     admit_proven(std::move(fd), std::move(reply->conn));
 }
 
-void Engine::admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn) {
+bool Engine::admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn) {
     // The same id may have been answered twice before either proved itself.
-    if (connections_.count(conn->id)) return;  // refuse by closing
-    if (!set_blocking_with_timeout(fd.get(), params_.connect_timeout)) return;
+    if (connections_.count(conn->id)) return false;  // refuse by closing
+    if (!set_blocking_with_timeout(fd.get(), params_.connect_timeout)) return false;
     conn->control = std::move(fd);
     {
         std::lock_guard lock(mutex_);
         peers_.insert(conn->id);
     }
     add_connection(std::move(conn));
+    return true;
 }
 
 void Engine::add_connection(std::unique_ptr<Connection> conn) {

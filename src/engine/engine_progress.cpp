@@ -241,7 +241,11 @@ void Engine::accept_connections() {
             continue;
         }
         auto held = std::any_cast<std::shared_ptr<HandshakeReply>>(admitted.held);
-        admit_proven(std::move(admitted.fd), std::move(held->conn));
+        const std::uint64_t id = held->conn->id;
+        // Its rails' tokens are good from now on: the rail sockets that
+        // wait for them are answered just below (poll_incoming).
+        if (admit_proven(std::move(admitted.fd), std::move(held->conn)))
+            for (auto& p : providers_) p->enter_rail_tokens(id, held->rail_tokens);
     }
     for (auto& p : providers_) p->poll_incoming(*this);  // the providers' own rail listeners
     // Early rails whose connection never came (adopt_rail).

@@ -43,3 +43,4 @@ libtentcore_la_SOURCES += \
 	src/transport/verbs/verbs_address.h src/transport/verbs/verbs_address.cpp \
 	src/transport/verbs/verbs_provider.h src/transport/verbs/verbs_provider.cpp
 libtentcore_la_SOURCES += src/transport/tcp/auth_socket.h src/transport/tcp/auth_socket.cpp
+libtentcore_la_SOURCES += src/transport/tcp/rail_token_book.h src/transport/tcp/rail_token_book.cpp

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "common/job_key_cell.h"
@@ -32,6 +33,7 @@
 #include "transport/rail.h"
 #include "common/transport_kind.h"
 #include "wire/address_blob.h"
+#include "wire/auth_handshake.h"
 #include "wire/memory_handle.h"
 #include "wire/rail_info.h"
 
@@ -69,6 +71,9 @@ struct RailContext {
     std::size_t peer_hca_offset = 0;
     std::size_t local_tcp_offset = 0;
     std::size_t peer_tcp_offset = 0;
+    // Initiator with the job key: the rail tokens of the responder's Answer
+    // (wire/auth_handshake.h), for the rails that open their own sockets.
+    std::span<const wire::RailToken> rail_tokens;
 };
 
 // A rail plus the id both sides know it by.
@@ -143,6 +148,13 @@ public:
     // (tcp): given before install(). Default: rails ride on authenticated
     // channels only.
     virtual void use_job_key(std::shared_ptr<const JobKeyCell> keys) { (void)keys; }
+    // Responder: the peer of this connection proved the job's key; its rail
+    // sockets may now show these tokens (each once) instead of running the
+    // challenge-response. Default: rails ride on authenticated channels only.
+    virtual void enter_rail_tokens(std::uint64_t connection_id, std::span<const wire::RailToken> tokens) {
+        (void)connection_id;
+        (void)tokens;
+    }
     // Readable when poll_incoming() has work; -1 when it must be polled.
     virtual int incoming_fd() const { return -1; }
 

@@ -19,9 +19,11 @@ inline constexpr uint8_t kMinProtocolVersion = 1;
 inline constexpr uint8_t kMaxProtocolVersion = 1;
 
 // Version of the job-key handshake's own messages (auth_handshake.h), which
-// precede every frame. 2: the initiator greets first and its first frames
-// travel with the greeting (1: the responder challenged first).
-inline constexpr uint8_t kAuthVersion = 2;
+// precede every frame. 3: TCP rails open with one-time tokens the control
+// connection's Answer carries, and a responder refuses another version with
+// a Refusal (2: every rail socket ran the challenge-response; 1: the
+// responder challenged first).
+inline constexpr uint8_t kAuthVersion = 3;
 
 // Fixed header: magic, version, type, flags, header length, rail id,
 // payload length, connection id, sequence number (see frame_header.h).

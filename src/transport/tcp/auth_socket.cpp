@@ -95,11 +95,66 @@ Status AuthProver::open(int fd, std::span<const std::uint8_t> frames, TimePoint 
 
 Status AuthProver::prove(int fd, TimePoint deadline) {
     if (!key_) return Status::ok();
-    wire::AnswerBytes answer;
-    if (Status s = read_exact(fd, answer, deadline); !s) return s;
+    // The Answer without its rail tokens first (a Refusal, a header and
+    // the close, is recognised in what came before the close); its header
+    // says how many tokens follow.
+    std::vector<std::uint8_t> answer(wire::kAnswerSize);
+    if (Status s = read_exact(fd, answer, deadline); !s) {
+        if (Status refused = wire::check_auth_header(std::span(answer).first(wire::kAuthHeaderSize),
+                                                     wire::AuthMessageType::Answer);
+            !refused && refused.code() == Code::Unsupported)
+            return refused;
+        return s;
+    }
+    auto size = wire::answer_size(answer);
+    if (!size) return size.status();
+    answer.resize(*size);
+    if (*size > wire::kAnswerSize)
+        if (Status s = read_exact(fd, std::span(answer).subspan(wire::kAnswerSize), deadline); !s) return s;
     auto proof = auth_.on_answer(answer, *key_);
     if (!proof) return proof.status();
     return write_all(fd, *proof, deadline);
+}
+
+Result<std::vector<wire::RailToken>> draw_rail_tokens(std::span<const std::uint16_t> rail_ids) {
+    if (rail_ids.size() > wire::kMaxRailTokens) return Status(Code::InvalidArgument, "too many tcp rails for tokens");
+    // One draw for all: a single getrandom() call.
+    std::vector<std::uint8_t> random(rail_ids.size() * 64);
+    if (Status s = random_bytes(random); !s) return s;
+    std::vector<wire::RailToken> tokens(rail_ids.size());
+    for (std::size_t i = 0; i < rail_ids.size(); ++i) {
+        tokens[i].rail_id = rail_ids[i];
+        std::copy_n(random.begin() + static_cast<std::ptrdiff_t>(i * 64), 32, tokens[i].from_initiator.begin());
+        std::copy_n(random.begin() + static_cast<std::ptrdiff_t>(i * 64 + 32), 32, tokens[i].from_responder.begin());
+    }
+    return tokens;
+}
+
+Status rail_token_open(int fd, const wire::RailTokenBytes& show, std::span<const std::uint8_t> frames,
+                       TimePoint deadline) {
+    std::vector<std::uint8_t> bytes(wire::kRailOpenSize + frames.size());
+    const auto open = wire::rail_open(show);
+    std::copy(open.begin(), open.end(), bytes.begin());
+    std::copy(frames.begin(), frames.end(), bytes.begin() + wire::kRailOpenSize);
+    return write_all(fd, bytes, deadline);
+}
+
+Status rail_token_check(int fd, const wire::RailTokenBytes& expected, TimePoint deadline) {
+    wire::RailAcceptBytes accept{};
+    // One read for the whole message; a Refusal (a header, then the close)
+    // is recognised in what came before the close.
+    if (Status s = read_exact(fd, accept, deadline); !s) {
+        if (Status refused = wire::check_auth_header(std::span(accept).first(wire::kAuthHeaderSize),
+                                                     wire::AuthMessageType::RailAccept);
+            !refused && refused.code() == Code::Unsupported)
+            return refused;
+        return s;
+    }
+    auto token = wire::rail_token_of(accept, wire::AuthMessageType::RailAccept);
+    if (!token) return token.status();
+    if (!equal_in_constant_time(*token, expected))
+        return Status(Code::PeerUnreachable, "authentication failed: the peer showed a wrong rail token");
+    return Status::ok();
 }
 
 struct AuthGate::Pending {
@@ -111,12 +166,27 @@ struct AuthGate::Pending {
     std::vector<std::uint8_t> in;
     bool answered = false;
     std::any held;
+    std::optional<Reply> reply;  // a RailOpen's, while its token is awaited
 };
+
+namespace {
+
+static_assert(wire::kGreetingSize == wire::kRailOpenSize, "an opening message has one size");
+constexpr std::size_t kOpeningSize = wire::kGreetingSize;
+
+// Which opening message the bytes so far begin: a Greeting unless they say RailOpen.
+wire::AuthMessageType opening_type(std::span<const std::uint8_t> in) {
+    return in.size() > 5 && in[5] == static_cast<std::uint8_t>(wire::AuthMessageType::RailOpen)
+               ? wire::AuthMessageType::RailOpen
+               : wire::AuthMessageType::Greeting;
+}
+
+} // namespace
 
 AuthGate::AuthGate(std::shared_ptr<const JobKeyCell> keys, Duration timeout, std::string what, std::size_t frames,
                    Answerer answerer, UniqueFd epoll)
     : keys_(std::move(keys)), timeout_(timeout), what_(std::move(what)), frames_(frames),
-      answerer_(std::move(answerer)), epoll_(std::move(epoll)) {}
+      answerer_(std::move(answerer)), epoll_(std::move(epoll)), tokens_(timeout) {}
 
 AuthGate::~AuthGate() = default;
 
@@ -130,6 +200,12 @@ Result<std::unique_ptr<AuthGate>> AuthGate::create(std::shared_ptr<const JobKeyC
 
 void AuthGate::refuse(Pending& p, const Status& why) {
     ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, p.fd.get(), nullptr);
+    // Another version of tent: told so before the close, rather than left
+    // to guess (8 bytes into a fresh socket's buffer; best effort).
+    if (wire::is_other_auth_version(p.in)) {
+        const auto no = wire::refusal();
+        (void)!::send(p.fd.get(), no.data(), no.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
     // The peer's name only when there is something to say about it: no
     // system call on the way of a connection that proves itself.
     auto peer = peer_address_of(p.fd.get());
@@ -166,7 +242,7 @@ Status AuthGate::read_opening(Pending& p) {
     // Bounded: each round reads at least one byte of a bounded opening.
     for (;;) {
         const std::size_t have = p.in.size();
-        const std::size_t room = wire::kGreetingSize + kMaxOpening - have;
+        const std::size_t room = kOpeningSize + kMaxOpening - have;
         if (room == 0) return Status(Code::InvalidArgument, "its opening frames exceed " + std::to_string(kMaxOpening) + " bytes");
         p.in.resize(have + std::min<std::size_t>(room, 4096));
         ssize_t n = ::recv(p.fd.get(), p.in.data() + have, p.in.size() - have, MSG_DONTWAIT);
@@ -177,7 +253,7 @@ Status AuthGate::read_opening(Pending& p) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::ok();
             return Status::from_errno(errno, "recv");
         }
-        if (Status s = wire::check_auth_header(p.in, wire::AuthMessageType::Greeting); !s) return s;
+        if (Status s = wire::check_auth_header(p.in, opening_type(p.in)); !s) return s;
         if (opening_complete(p.in)) return Status::ok();  // no need to ask for more
     }
 }
@@ -185,8 +261,8 @@ Status AuthGate::read_opening(Pending& p) {
 // Whether in holds the Greeting and every frame behind it (garbage counts
 // as complete: answer() refuses it).
 bool AuthGate::opening_complete(std::span<const std::uint8_t> in) const {
-    if (in.size() < wire::kGreetingSize) return false;
-    std::size_t at = wire::kGreetingSize;
+    if (in.size() < kOpeningSize) return false;
+    std::size_t at = kOpeningSize;
     for (std::size_t i = 0; i < frames_; ++i) {
         auto scan = wire::scan_frame(in.subspan(at));
         if (scan.state == wire::ScanState::NeedMore) return false;
@@ -196,11 +272,11 @@ bool AuthGate::opening_complete(std::span<const std::uint8_t> in) const {
     return true;
 }
 
-Status AuthGate::answer(Pending& p, const HmacKey& key) {
-    // The frames behind the Greeting, each whole; garbage is refused as
-    // soon as the scanner sees it.
+// The frames behind the opening message, each whole; garbage is refused as
+// soon as the scanner sees it.
+Result<std::vector<std::span<const std::uint8_t>>> AuthGate::opening_frames(const Pending& p) const {
     std::vector<std::span<const std::uint8_t>> frames;
-    std::size_t at = wire::kGreetingSize;
+    std::size_t at = kOpeningSize;
     while (frames.size() < frames_) {
         auto scan = wire::scan_frame(std::span(p.in).subspan(at));
         if (scan.state == wire::ScanState::Error) return scan.error;
@@ -209,16 +285,22 @@ Status AuthGate::answer(Pending& p, const HmacKey& key) {
         at += scan.bytes;
     }
     if (at != p.in.size()) return Status(Code::InvalidArgument, "it sent more than its opening before the answer");
+    return frames;
+}
+
+Status AuthGate::answer(Pending& p, const HmacKey& key) {
+    auto frames = opening_frames(p);
+    if (!frames) return frames.status();
     wire::Nonce nonce;
     if (Status s = random_bytes(nonce); !s) return s;
     p.auth.emplace(nonce);
-    auto answer = p.auth->on_greeting(std::span(p.in).first(wire::kGreetingSize), key);
-    if (!answer) return answer.status();
-    auto reply = answerer_(p.fd.get(), frames);
+    auto reply = answerer_(p.fd.get(), *frames);
     if (!reply) return reply.status();
+    auto answer = p.auth->on_greeting(std::span(p.in).first(wire::kGreetingSize), key, reply->rail_tokens);
+    if (!answer) return answer.status();
     // The Answer and the reply in one write: the initiator wakes once. A
     // fresh socket's empty buffer takes these few hundred bytes at once.
-    std::vector<std::uint8_t> out(answer->begin(), answer->end());
+    std::vector<std::uint8_t> out = std::move(*answer);
     out.insert(out.end(), reply->bytes.begin(), reply->bytes.end());
     if (::send(p.fd.get(), out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(out.size()))
         return Status::from_errno(errno, "sending the answer");
@@ -228,10 +310,38 @@ Status AuthGate::answer(Pending& p, const HmacKey& key) {
     return Status(Code::Busy, "authenticating");
 }
 
+// A RailOpen and its frames: ok once the token was right and the reply
+// sent; Busy while no token is entered for the rail the frames name.
+Status AuthGate::answer_rail_token(Pending& p, TimePoint now) {
+    if (!p.reply) {
+        auto frames = opening_frames(p);
+        if (!frames) return frames.status();
+        auto reply = answerer_(p.fd.get(), *frames);
+        if (!reply) return reply.status();
+        if (!reply->rail) return Status(Code::InvalidArgument, "a rail token where no rail opens");
+        p.reply = std::move(*reply);
+    }
+    auto shown = wire::rail_token_of(std::span(p.in).first(wire::kRailOpenSize), wire::AuthMessageType::RailOpen);
+    if (!shown) return shown.status();
+    auto mine = tokens_.take(p.reply->rail->first, p.reply->rail->second, *shown, now);
+    if (!mine) return mine.status();
+    const auto accept = wire::rail_accept(*mine);
+    std::vector<std::uint8_t> out(accept.begin(), accept.end());
+    out.insert(out.end(), p.reply->bytes.begin(), p.reply->bytes.end());
+    if (::send(p.fd.get(), out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT) != static_cast<ssize_t>(out.size()))
+        return Status::from_errno(errno, "sending the rail token");
+    p.held = std::move(p.reply->held);
+    p.answered = true;
+    return Status::ok();
+}
+
 Status AuthGate::advance(Pending& p, TimePoint now) {
     if (!p.answered) {
         if (Status s = read_opening(p); !s) return s;
-        if (p.in.size() >= wire::kGreetingSize) {
+        if (p.in.size() >= kOpeningSize && opening_type(p.in) == wire::AuthMessageType::RailOpen) {
+            if (opening_complete(p.in))
+                if (Status s = answer_rail_token(p, now); s.code() != Code::Busy) return s;
+        } else if (p.in.size() >= wire::kGreetingSize) {
             // Without the key yet (given later by the program), the greeting waits.
             if (auto key = keys_->mac_key()) {
                 // The Proof cannot be there yet (it answers what was just
@@ -263,7 +373,8 @@ Status AuthGate::advance(Pending& p, TimePoint now) {
         }
     }
     if (now >= p.deadline)
-        return Status(Code::Timeout, !p.answered && p.in.size() >= wire::kGreetingSize && !keys_->mac_key()
+        return Status(Code::Timeout, p.reply ? "no connection entered a token for the rail it names within connect_timeout_ms"
+                                     : !p.answered && p.in.size() >= wire::kGreetingSize && !keys_->mac_key()
                                          ? "the job key was not given in time"
                                          : "did not authenticate within connect_timeout_ms");
     return Status(Code::Busy, "authenticating");

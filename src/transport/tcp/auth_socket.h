@@ -7,17 +7,22 @@
 // frames in one write; prove() reads the responder's Answer, checks it and
 // sends the Proof; the caller then reads the reply to its frames, which
 // came right behind the Answer. No round trip is added: the Proof goes out
-// without waiting for anything.
+// without waiting for anything. A TCP rail of a connection set up so opens
+// with rail_token_open() and checks the reply with rail_token_check(); a
+// rail that reconnects later runs the whole challenge-response
+// (tcp_redial.h).
 //
 // Accepting side (never blocking: strangers must not stall the progress
 // thread): AuthGate holds freshly accepted sockets until they have proved
 // themselves, each for at most the connect timeout and at most kMaxPending
-// at once. It reads the Greeting and the frames that follow it (a fixed
-// count, bounded in size), answers with the Answer and the owner's reply to
-// those frames (the owner's answerer computes the reply without acting on
-// anything), and hands the socket over, with what the answerer kept, only
-// once the Proof is right. A socket that fails is closed and logged
-// (rate-limited); it costs the job nothing else.
+// at once. It reads the Greeting (or RailOpen) and the frames that follow it
+// (a fixed count, bounded in size), answers with the Answer and the owner's
+// reply to those frames (the owner's answerer computes the reply without
+// acting on anything), and hands the socket over, with what the answerer
+// kept, only once the Proof is right, or at once when a RailOpen showed a
+// token entered with enter_rail_tokens(). A socket that fails is closed and
+// logged (rate-limited); it costs the job nothing else. A greeting of
+// another authentication version is answered with a Refusal first.
 #pragma once
 
 #include <any>
@@ -33,6 +38,7 @@
 #include "common/job_key_cell.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
+#include "transport/tcp/rail_token_book.h"
 #include "wire/auth_handshake.h"
 
 namespace tent::tcp {
@@ -49,12 +55,23 @@ public:
     // the whole set-up, measured slower).
     Status prove(int fd, TimePoint deadline);
     bool required() const { return key_ != nullptr; }
+    // The rail tokens the checked Answer carried.
+    const std::vector<wire::RailToken>& rail_tokens() const { return auth_.rail_tokens(); }
 
 private:
     AuthProver(std::shared_ptr<const HmacKey> key, const wire::Nonce& nonce) : key_(std::move(key)), auth_(nonce) {}
     std::shared_ptr<const HmacKey> key_;  // null: authentication off
     wire::AuthInitiator auth_;
 };
+
+// Fresh random tokens for these TCP rails of a connection being answered.
+Result<std::vector<wire::RailToken>> draw_rail_tokens(std::span<const std::uint16_t> rail_ids);
+// A TCP rail's opening with a token: RailOpen{show} and the frames, in one write.
+Status rail_token_open(int fd, const wire::RailTokenBytes& show, std::span<const std::uint8_t> frames,
+                       TimePoint deadline);
+// Reads the responder's RailAccept (exactly, the HelloAck follows) and
+// compares its token with `expected` in constant time.
+Status rail_token_check(int fd, const wire::RailTokenBytes& expected, TimePoint deadline);
 
 class AuthGate {
 public:
@@ -68,6 +85,13 @@ public:
     struct Reply {
         std::vector<std::uint8_t> bytes;
         std::any held;
+        // Control connections: tokens for the TCP rails the reply accepts,
+        // carried by the Answer (the owner enters them where the rails are
+        // accepted once the Proof is right).
+        std::vector<wire::RailToken> rail_tokens;
+        // TCP rails: the connection and rail the frames name, whose token a
+        // RailOpen must show.
+        std::optional<std::pair<std::uint64_t, std::uint16_t>> rail;
     };
     // Given the socket and the frames (each one whole frame, checked by the
     // frame scanner); an error refuses the socket. Must act on nothing.
@@ -98,6 +122,10 @@ public:
     // Never blocks.
     std::vector<Admitted> poll(TimePoint now);
     std::size_t pending() const { return pending_.size(); }
+    // Tokens that RailOpens may show from now on, each once.
+    void enter_rail_tokens(std::uint64_t connection_id, std::span<const wire::RailToken> tokens, TimePoint now) {
+        tokens_.enter(connection_id, tokens, now);
+    }
 
 private:
     struct Pending;
@@ -108,6 +136,8 @@ private:
     Status read_opening(Pending& p);
     bool opening_complete(std::span<const std::uint8_t> in) const;
     Status answer(Pending& p, const HmacKey& key);
+    Status answer_rail_token(Pending& p, TimePoint now);
+    Result<std::vector<std::span<const std::uint8_t>>> opening_frames(const Pending& p) const;
     void refuse(Pending& p, const Status& why);
 
     std::shared_ptr<const JobKeyCell> keys_;
@@ -118,6 +148,7 @@ private:
     UniqueFd epoll_;
     std::vector<std::unique_ptr<Pending>> pending_;  // oldest first
     std::vector<Admitted> ready_;                    // authentication off: passed through
+    RailTokenBook tokens_;
 };
 
 } // namespace tent::tcp

@@ -75,6 +75,12 @@ Result<UniqueFd> listen_control(wire::TcpAddress& addr) {
     if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
         return Status::from_errno(errno, "control listener: bind " + tcp_address_text(addr));
     if (::listen(fd.get(), 64) != 0) return Status::from_errno(errno, "control listener: listen");
+    // A socket is accepted once its opening is there, so that it is read
+    // and answered in the same turn of the progress thread (else one more
+    // turn, over every connection, per socket); a silent stranger waits in
+    // the kernel meanwhile (best effort).
+    int defer = 1;
+    (void)::setsockopt(fd.get(), IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, sizeof defer);
     socklen_t len = sizeof sa;
     if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sa), &len) != 0)
         return Status::from_errno(errno, "control listener: getsockname");

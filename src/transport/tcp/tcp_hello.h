@@ -3,10 +3,10 @@
 // the one rail the socket carries; the responder answers with HelloAck.
 // Blocking with a deadline (poll on the non-blocking socket): the engine
 // runs these on its connection-setup path, not in its progress loop. With
-// the job key (auth_socket.h) the Hello travels with the Greeting and the
-// HelloAck with the responder's Answer (tcp_hello_frame, tcp_hello_parse,
-// tcp_hello_accept_frame); the responder makes the rail only once the
-// initiator's Proof is right.
+// the job key (auth_socket.h) the Hello travels with the rail's token (or,
+// on a reconnect, the Greeting) and the HelloAck with the responder's token
+// (or Answer) (tcp_hello_frame, tcp_hello_parse, tcp_hello_accept_frame);
+// the responder makes the rail only once the token (or Proof) is right.
 //
 //   initiator                               responder
 //   fd = tcp_connect(...)                   fd = listener.accept()
@@ -43,7 +43,8 @@ struct TcpHelloAnswer {
 };
 
 // The initiator's half in two steps (with the job key, the Hello travels
-// with the Greeting and the Answer is read between them, auth_socket.h):
+// with the rail token or Greeting, whose reply is read between them,
+// auth_socket.h):
 // send the Hello, then read and check the HelloAck. Code::Unsupported on a
 // version mismatch, Code::RailDown when refused, Code::Timeout,
 // Code::InvalidArgument on a malformed or unexpected answer.

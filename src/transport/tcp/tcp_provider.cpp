@@ -1,7 +1,10 @@
 #include "transport/tcp/tcp_provider.h"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 #include <cstring>
 
@@ -61,8 +64,9 @@ Status TcpProvider::install(const RegionLookup& regions) {
                    links.status().to_string().c_str());
     epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_) return Status::from_errno(errno, "tcp provider: epoll_create1");
-    // A greeting brings the rail's Hello; the HelloAck answers it, and the
-    // rail is made only once the Proof is right (poll_incoming).
+    // A greeting or a rail token brings the rail's Hello; the HelloAck
+    // answers it, and the rail is made only once the Proof or the token is
+    // right (poll_incoming).
     auto gate = tcp::AuthGate::create(
         keys_, timeout_, "tcp rail", 1,
         [this](int, const std::vector<std::span<const std::uint8_t>>& frames) -> Result<tcp::AuthGate::Reply> {
@@ -73,7 +77,11 @@ Status TcpProvider::install(const RegionLookup& regions) {
             if (hello->version == 0) return Status(Code::Unsupported, "tcp hello: no common protocol version");
             auto bytes = wire::encode_frame(tcp::tcp_hello_accept_frame(*hello, engine_id_));
             if (!bytes) return bytes.status();
-            return tcp::AuthGate::Reply{std::move(*bytes), *hello};
+            tcp::AuthGate::Reply reply;
+            reply.bytes = std::move(*bytes);
+            reply.held = *hello;
+            reply.rail = std::make_pair(hello->connection_id, hello->rail.rail_id);
+            return reply;
         });
     if (!gate) return gate.status();
     gate_ = std::move(*gate);
@@ -85,6 +93,12 @@ Status TcpProvider::install(const RegionLookup& regions) {
     for (const auto& a : addresses_) {
         auto l = tcp::TcpListener::listen(a);
         if (!l) return l.status();
+        // A rail socket is accepted once its opening is there, so that it
+        // is read and answered in the same turn of the progress thread
+        // (else one more turn, over every connection, per socket); a
+        // silent stranger waits in the kernel meanwhile (best effort).
+        int defer = 1;
+        (void)::setsockopt(l->fd(), IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, sizeof defer);
         epoll_event ev{};
         ev.events = EPOLLIN;
         ev.data.fd = l->fd();
@@ -204,8 +218,15 @@ Status TcpProvider::complete_rails(const RailContext& ctx, const std::vector<wir
             return Status(Code::InvalidArgument, "HelloAck names a TCP address that does not exist");
         tcp::TcpAddress local{listeners_[mine].address().host, 0};
         tcp::TcpAddress remote = from_wire(ctx.peer->tcp[info.local_index]);
-        auto auth = tcp::AuthProver::start(*keys_);
-        if (!auth) return auth.status();
+        // With the job key, the rail shows the token the responder's Answer
+        // gave it (no challenge-response of its own) and checks the token
+        // shown back.
+        const wire::RailToken* token = nullptr;
+        for (const auto& t : ctx.rail_tokens)
+            if (t.rail_id == info.rail_id) token = &t;
+        if (keys_->required() && !token)
+            return Status(Code::PeerUnreachable, "authentication failed: the peer gave no token for tcp rail " +
+                                                     std::to_string(info.rail_id));
         auto fd = tcp::tcp_connect(local, remote, timeout_, params_.buffers);
         if (!fd) return fd.status();
         tcp::TcpRailHello hello;
@@ -213,14 +234,17 @@ Status TcpProvider::complete_rails(const RailContext& ctx, const std::vector<wir
         hello.engine_id = ctx.local->engine_id;
         hello.rail = wire::RailInfo{info.rail_id, wire::RailKind::Tcp, static_cast<std::uint8_t>(info.remote_index),
                                     info.local_index, 0};
-        // The Greeting with the Hello, the peer's Answer checked, then its
-        // HelloAck (it came with the Answer); our Proofs go out once every
-        // rail is up, before any rail sends a byte.
+        // The token with the Hello in one write; the peer's token and its
+        // HelloAck come back together.
         const TimePoint deadline = SteadyClock::instance().now() + timeout_;
-        auto hello_bytes = wire::encode_frame(tcp::tcp_hello_frame(hello));
-        if (!hello_bytes) return hello_bytes.status();
-        if (Status s = auth->open(fd->get(), *hello_bytes, deadline); !s) return s;
-        if (Status s = auth->prove(fd->get(), deadline); !s) return s;
+        if (token) {
+            auto hello_bytes = wire::encode_frame(tcp::tcp_hello_frame(hello));
+            if (!hello_bytes) return hello_bytes.status();
+            if (Status s = tcp::rail_token_open(fd->get(), token->from_initiator, *hello_bytes, deadline); !s) return s;
+            if (Status s = tcp::rail_token_check(fd->get(), token->from_responder, deadline); !s) return s;
+        } else if (Status s = tcp::tcp_hello_send(fd->get(), hello, deadline); !s) {
+            return s;
+        }
         auto answered = tcp::tcp_hello_read_answer(fd->get(), hello, deadline);
         if (!answered) return answered.status();
         tcp::TcpRedial redial;
@@ -231,6 +255,10 @@ Status TcpProvider::complete_rails(const RailContext& ctx, const std::vector<wir
         rails.push_back(std::move(*rail));
     }
     return Status::ok();
+}
+
+void TcpProvider::enter_rail_tokens(std::uint64_t connection_id, std::span<const wire::RailToken> tokens) {
+    if (gate_) gate_->enter_rail_tokens(connection_id, tokens, SteadyClock::instance().now());
 }
 
 void TcpProvider::poll_incoming(RailSink& sink) {

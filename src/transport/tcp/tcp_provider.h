@@ -59,6 +59,7 @@ public:
     std::vector<int> event_fds() const override;
     void poll_events(std::vector<DeviceEvent>& out) override;
     void use_job_key(std::shared_ptr<const JobKeyCell> keys) override { keys_ = std::move(keys); }
+    void enter_rail_tokens(std::uint64_t connection_id, std::span<const wire::RailToken> tokens) override;
 
 private:
     TcpProvider(std::vector<tcp::TcpAddress> addresses, tcp::TcpRailParams params, Duration timeout)

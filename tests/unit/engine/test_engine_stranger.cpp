@@ -1,7 +1,8 @@
 // A stranger at the door: raw connections to a running engine's control
 // port and TCP rail port send garbage, truncated frames, a frame header
 // with an oversized length, valid frames without authentication, a proof
-// made with the wrong key, a replayed proof, and slow-loris input (many
+// made with the wrong key, a replayed proof, a rail token never issued, a
+// guessed token for the real connection's rail, and slow-loris input (many
 // connections trickling bytes). Meanwhile the engine keeps serving its real
 // peer (striped writes and messages, every byte checked); every stranger is
 // closed without getting a byte (only one that sent a well-formed greeting
@@ -103,23 +104,28 @@ long bytes_until_closed(int fd) {
     return -1;
 }
 
-wire::AnswerBytes read_answer(int fd) {
-    wire::AnswerBytes c{};
+// The Answer: its header, then as many rail tokens as the header counts.
+std::vector<std::uint8_t> read_answer(int fd) {
+    std::vector<std::uint8_t> c(wire::kAnswerSize);
     std::size_t have = 0;
     for (int i = 0; i < 100 && have < c.size(); ++i) {
         ssize_t n = ::recv(fd, c.data() + have, c.size() - have, 0);
         if (n <= 0) break;
         have += static_cast<std::size_t>(n);
+        if (have >= wire::kAuthHeaderSize)
+            if (auto size = wire::answer_size(std::span(c).first(wire::kAuthHeaderSize)); size && *size > c.size())
+                c.resize(*size);
     }
     return c;
 }
 
 // The Proof an initiator holding `key` sends for an answer, checked or not
 // (a stranger does not care): the format of wire/auth_handshake.h.
-wire::ProofBytes proof_with(const JobKey& key, const wire::AnswerBytes& answer, const wire::Nonce& nonce_i) {
-    const std::string label = "tent auth v2 initiator";
+wire::ProofBytes proof_with(const JobKey& key, const std::vector<std::uint8_t>& answer, const wire::Nonce& nonce_i) {
+    const std::string label = "tent auth v3 initiator";
     auto mac = HmacKey(key).mac({std::span(reinterpret_cast<const std::uint8_t*>(label.data()), label.size()),
-                                 std::span(answer).subspan(wire::kAuthHeaderSize, 32), nonce_i});
+                                 std::span(answer).subspan(wire::kAuthHeaderSize, 32), nonce_i,
+                                 std::span(answer).subspan(wire::kAnswerSize)});
     wire::ProofBytes p{'T', 'N', 'T', 'A', wire::kAuthVersion, static_cast<std::uint8_t>(wire::AuthMessageType::Proof),
                        0, 0};
     if (mac) std::copy(mac->begin(), mac->end(), p.begin() + wire::kAuthHeaderSize);
@@ -141,6 +147,7 @@ struct Stranger {
     std::string name;
     std::vector<std::uint8_t> blob_frame;  // a valid AddressBlob frame
     std::vector<std::uint8_t> opening;     // the frames a greeting brings to this listener
+    std::vector<std::uint8_t> real_rail;   // a Hello naming a TCP rail of the real connection
     std::vector<std::string>& failures;
     std::mutex& mu;
     int closed = 0;
@@ -215,6 +222,18 @@ struct Stranger {
         fake.insert(fake.end(), blob_frame.begin(), blob_frame.end());
         refused("an auth header followed by a frame", fake);
         refused("nothing at all (silent until the timeout)", {});
+        // Rail tokens: one never issued (held until the timeout, as no
+        // connection enters it), and a guess at the real connection's rail,
+        // whose token its own socket has spent (refused at once).
+        wire::RailTokenBytes guess{};
+        guess.fill(static_cast<std::uint8_t>(0x5a + round));
+        const auto open = wire::rail_open(guess);
+        std::vector<std::uint8_t> unissued(open.begin(), open.end());
+        unissued.insert(unissued.end(), opening.begin(), opening.end());
+        refused("a rail token never issued", unissued);
+        std::vector<std::uint8_t> spent(open.begin(), open.end());
+        spent.insert(spent.end(), real_rail.begin(), real_rail.end());
+        refused("a guessed token for the real connection's rail", spent);
 
         // A wrong key: the engine's answer does not check out, and the
         // stranger's proof gets the socket closed.
@@ -286,8 +305,13 @@ Test(engine_stranger, strangers_are_refused_while_the_real_peer_is_served, .time
         .connection_id = kStrangerConnection,
         .body = wire::Hello{.engine_id = 0x5712, .rails = {wire::RailInfo{.rail_id = 0, .kind = wire::RailKind::Tcp}}}});
     cr_assert(rail_hello.is_ok());
-    Stranger at_control{addresses[0], "control port", blob_frame, control_opening, failures, failures_mu};
-    Stranger at_rail{addresses[1], "tcp rail port", blob_frame, *rail_hello, failures, failures_mu};
+    auto real_rail = wire::encode_frame(wire::Frame{
+        .rail_id = 0,
+        .connection_id = p.peer,
+        .body = wire::Hello{.engine_id = 0x5712, .rails = {wire::RailInfo{.rail_id = 0, .kind = wire::RailKind::Tcp}}}});
+    cr_assert(real_rail.is_ok());
+    Stranger at_control{addresses[0], "control port", blob_frame, control_opening, *real_rail, failures, failures_mu};
+    Stranger at_rail{addresses[1], "tcp rail port", blob_frame, *rail_hello, *real_rail, failures, failures_mu};
     std::atomic<bool> done{false};
     std::thread attacker([&] {
         for (int r = 0; r < 3; ++r) {
@@ -314,7 +338,7 @@ Test(engine_stranger, strangers_are_refused_while_the_real_peer_is_served, .time
     const long rss_after = rss_kib();
     std::fprintf(stderr, "stranger: %d connections refused, %u real rounds served; fds %ld -> %ld, RSS %ld -> %ld KiB\n",
                  at_control.closed + at_rail.closed, stream.rounds(), fds_before, fds_after, rss_before, rss_after);
-    cr_expect_eq(at_control.closed + at_rail.closed, 2 * (3 * 7 + 100));
+    cr_expect_eq(at_control.closed + at_rail.closed, 2 * (3 * 9 + 100));
     // Every stranger's socket is gone (the engine closed its side).
     cr_expect_leq(fds_after, fds_before + 2, "descriptors %ld -> %ld", fds_before, fds_after);
     // Bounded memory: hundreds of strangers leave no trace beyond allocator noise.

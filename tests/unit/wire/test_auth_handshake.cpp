@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 
 #include <string>
+#include <vector>
 
 #include "common/crypto.h"
 #include "common/job_key_cell.h"
@@ -15,6 +16,8 @@ using namespace tent;
 using namespace tent::wire;
 
 namespace {
+
+using Bytes = std::vector<std::uint8_t>;
 
 JobKey key_of(const std::string& s) { return JobKey(s.begin(), s.end()); }
 const JobKey kKeyBytes = key_of("the job's key, 32 bytes or so...");
@@ -29,17 +32,27 @@ Nonce nonce(std::uint8_t seed) {
 
 struct Transcript {
     GreetingBytes greeting;
-    AnswerBytes answer;
+    Bytes answer;
     ProofBytes proof;
 };
 
+RailToken token(std::uint16_t rail, std::uint8_t seed) {
+    RailToken t;
+    t.rail_id = rail;
+    for (std::size_t i = 0; i < t.from_initiator.size(); ++i) {
+        t.from_initiator[i] = static_cast<std::uint8_t>(seed * 7 + i);
+        t.from_responder[i] = static_cast<std::uint8_t>(seed * 13 + i * 3);
+    }
+    return t;
+}
+
 // One complete exchange; asserts that it succeeds.
-Transcript run(std::uint8_t seed_r, std::uint8_t seed_i) {
+Transcript run(std::uint8_t seed_r, std::uint8_t seed_i, std::span<const RailToken> tokens = {}) {
     AuthResponder r(nonce(seed_r));
     AuthInitiator i(nonce(seed_i));
     Transcript t;
     t.greeting = i.greeting();
-    auto answer = r.on_greeting(t.greeting, kKey);
+    auto answer = r.on_greeting(t.greeting, kKey, tokens);
     cr_assert(answer.is_ok(), "%s", answer.status().to_string().c_str());
     t.answer = *answer;
     cr_expect(r.state() == AuthResponder::State::AwaitingProof);
@@ -55,10 +68,10 @@ Transcript run(std::uint8_t seed_r, std::uint8_t seed_i) {
 // What an initiator holding `key` would prove for this answer, whether or
 // not the answer itself is right (an attacker does not check it): the
 // message format of auth_handshake.h, written out independently.
-ProofBytes proof_with(const HmacKey& key, const AnswerBytes& answer, const Nonce& nonce_i) {
-    const std::string label = "tent auth v2 initiator";
+ProofBytes proof_with(const HmacKey& key, const Bytes& answer, const Nonce& nonce_i) {
+    const std::string label = "tent auth v3 initiator";
     auto mac = key.mac({std::span(reinterpret_cast<const std::uint8_t*>(label.data()), label.size()),
-                        std::span(answer).subspan(kAuthHeaderSize, 32), nonce_i});
+                        std::span(answer).subspan(kAuthHeaderSize, 32), nonce_i, std::span(answer).subspan(kAnswerSize)});
     cr_assert(mac.is_ok());
     ProofBytes p{'T', 'N', 'T', 'A', kAuthVersion, static_cast<std::uint8_t>(AuthMessageType::Proof), 0, 0};
     std::copy(mac->begin(), mac->end(), p.begin() + kAuthHeaderSize);
@@ -128,7 +141,7 @@ Test(auth_handshake, initiator_refuses_a_responder_with_a_wrong_key) {
     cr_expect(i.state() == AuthInitiator::State::Failed);
     // Nor can one forge an answer: any 32 bytes of MAC fail.
     AuthInitiator i2(nonce(2));
-    AnswerBytes forged = *answer;
+    Bytes forged = *answer;
     forged[kAuthHeaderSize + 40] ^= 1;
     cr_expect(!i2.on_answer(forged, kKey).is_ok());
 }
@@ -169,7 +182,7 @@ Test(auth_handshake, a_proof_is_not_accepted_as_an_answer) {
     // nonce, does not pass for a responder's answer.
     Transcript t = run(1, 2);
     AuthInitiator i(nonce(2));
-    AnswerBytes reflected = t.answer;
+    Bytes reflected = t.answer;
     std::copy(t.proof.begin() + kAuthHeaderSize, t.proof.end(), reflected.begin() + kAuthHeaderSize + 32);
     cr_expect(!i.on_answer(reflected, kKey).is_ok());
 }
@@ -180,7 +193,7 @@ Test(auth_handshake, messages_echoing_the_other_sides_nonce_are_refused) {
     AuthResponder mirror(nonce(2));
     auto answer = mirror.on_greeting(i.greeting(), kKey);
     cr_expect(!answer.is_ok(), "the responder refuses a greeting equal to its own nonce");
-    AnswerBytes echo{};
+    Bytes echo(kAnswerSize);
     auto g = i.greeting();
     std::copy(g.begin(), g.end(), echo.begin());
     echo[5] = static_cast<std::uint8_t>(AuthMessageType::Answer);
@@ -224,10 +237,79 @@ Test(auth_handshake, header_check_refuses_early) {
     cr_expect(check_auth_header(std::span(greeting).first(3), AuthMessageType::Greeting).is_ok());
     cr_expect(check_auth_header(greeting, AuthMessageType::Greeting).is_ok());
     auto old_version = greeting;
-    old_version[4] = 1;  // the responder-first handshake of version 1
+    old_version[4] = 2;  // version 2: every rail ran the challenge-response
     Status s = check_auth_header(old_version, AuthMessageType::Greeting);
     cr_expect(!s.is_ok());
-    cr_expect(s.message().find("version") != std::string::npos, "%s", s.message().c_str());
+    cr_expect(s.message().find("version 2") != std::string::npos, "%s", s.message().c_str());
+    cr_expect(is_other_auth_version(old_version));
+    cr_expect(!is_other_auth_version(greeting));
+    cr_expect(!is_other_auth_version(http));
+    // What the responder answers it with: the initiator's check names both versions.
+    auto no = refusal();
+    Status refused = check_auth_header(no, AuthMessageType::Answer);
+    cr_expect_eq(refused.code(), Code::Unsupported);
+    cr_expect(refused.message().find("refused") != std::string::npos, "%s", refused.message().c_str());
+    cr_expect(!check_auth_header(no, AuthMessageType::RailAccept).is_ok());
+    // Only an Answer has a count, and at most kMaxRailTokens.
+    auto counted = greeting;
+    counted[6] = 1;
+    cr_expect(!check_auth_header(counted, AuthMessageType::Greeting).is_ok());
+    std::uint8_t answer_header[kAuthHeaderSize] = {'T', 'N', 'T', 'A', kAuthVersion,
+                                                   static_cast<std::uint8_t>(AuthMessageType::Answer), kMaxRailTokens, 0};
+    auto size = answer_size(answer_header);
+    cr_assert(size.is_ok());
+    cr_expect_eq(*size, kAnswerSize + kMaxRailTokens * kRailTokenSize);
+    answer_header[6] = kMaxRailTokens + 1;
+    cr_expect(!answer_size(answer_header).is_ok());
+}
+
+Test(auth_handshake, rail_tokens_travel_in_the_answer_under_both_macs) {
+    const std::vector<RailToken> tokens = {token(1, 1), token(2, 2)};
+    AuthResponder r(nonce(1));
+    AuthInitiator i(nonce(2));
+    auto answer = r.on_greeting(i.greeting(), kKey, tokens);
+    cr_assert(answer.is_ok());
+    cr_expect_eq(answer->size(), kAnswerSize + 2 * kRailTokenSize);
+    auto size = answer_size(std::span(*answer).first(kAuthHeaderSize));
+    cr_assert(size.is_ok());
+    cr_expect_eq(*size, answer->size());
+    auto proof = i.on_answer(*answer, kKey);
+    cr_assert(proof.is_ok(), "%s", proof.status().to_string().c_str());
+    cr_expect(i.rail_tokens() == tokens);
+    cr_expect(r.on_proof(*proof, kKey).is_ok());
+
+    // A token altered on the way: the initiator refuses the answer...
+    AuthResponder r2(nonce(1));
+    AuthInitiator i2(nonce(2));
+    auto answer2 = r2.on_greeting(i2.greeting(), kKey, tokens);
+    cr_assert(answer2.is_ok());
+    Bytes altered = *answer2;
+    altered.back() ^= 1;
+    cr_expect(!i2.on_answer(altered, kKey).is_ok());
+    cr_expect(i2.rail_tokens().empty(), "no token of a refused answer is used");
+    // ...and a proof made for altered tokens does not pass the responder.
+    cr_expect(!r2.on_proof(proof_with(kKey, altered, nonce(2)), kKey).is_ok());
+    // An answer without its tokens is truncated.
+    AuthInitiator i3(nonce(2));
+    cr_expect(!i3.on_answer(std::span(*answer2).first(kAnswerSize), kKey).is_ok());
+    // More tokens than an answer holds are not sent.
+    std::vector<RailToken> many(kMaxRailTokens + 1);
+    AuthResponder r4(nonce(1));
+    cr_expect(!r4.on_greeting(i2.greeting(), kKey, many).is_ok());
+}
+
+Test(auth_handshake, rail_open_and_accept_carry_one_token_each) {
+    const RailToken t = token(3, 9);
+    auto open = rail_open(t.from_initiator);
+    auto shown = rail_token_of(open, AuthMessageType::RailOpen);
+    cr_assert(shown.is_ok());
+    cr_expect(*shown == t.from_initiator);
+    cr_expect(!rail_token_of(open, AuthMessageType::RailAccept).is_ok(), "an open is not an accept");
+    auto accept = rail_accept(t.from_responder);
+    auto back = rail_token_of(accept, AuthMessageType::RailAccept);
+    cr_assert(back.is_ok());
+    cr_expect(*back == t.from_responder);
+    cr_expect(!rail_token_of(std::span(accept).first(kRailAcceptSize - 1), AuthMessageType::RailAccept).is_ok());
 }
 
 Test(auth_handshake, messages_out_of_turn_fail) {

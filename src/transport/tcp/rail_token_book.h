@@ -1,0 +1,52 @@
+// The rail tokens a responder honours (wire/auth_handshake.h): entered when
+// a control connection's Proof is right, each taken at most once, by the
+// TCP rail socket that names the same connection and rail and shows the
+// initiator's token (compared in constant time). A token not taken within
+// the connect timeout expires. Pure: time is passed in.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <utility>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "wire/auth_handshake.h"
+
+namespace tent::tcp {
+
+class RailTokenBook {
+public:
+    // Bounds the book whatever peers do: the oldest entries go first.
+    static constexpr std::size_t kMaxEntries = 4096;
+
+    explicit RailTokenBook(Duration lifetime) : lifetime_(lifetime) {}
+
+    // The tokens of a connection whose peer just proved the job's key.
+    void enter(std::uint64_t connection_id, std::span<const wire::RailToken> tokens, TimePoint now);
+    // The responder's token to show when `shown` is the token entered for
+    // this connection and rail, which is spent from then on. Busy when no
+    // token is known for them (yet: the control connection's Proof may
+    // still be on its way); an error when the token is wrong, spent or
+    // expired.
+    Result<wire::RailTokenBytes> take(std::uint64_t connection_id, std::uint16_t rail_id,
+                                      const wire::RailTokenBytes& shown, TimePoint now);
+    std::size_t size() const { return entries_.size(); }
+
+private:
+    struct Entry {
+        wire::RailToken token;
+        TimePoint expires;
+        std::uint64_t order = 0;
+        bool spent = false;
+    };
+    void forget_expired(TimePoint now);
+
+    Duration lifetime_;
+    std::uint64_t next_order_ = 0;
+    std::map<std::pair<std::uint64_t, std::uint16_t>, Entry> entries_;
+};
+
+} // namespace tent::tcp

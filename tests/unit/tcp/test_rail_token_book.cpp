@@ -1,0 +1,59 @@
+// The rail tokens a responder honours: each once, only for its connection
+// and rail, only with the right token, only until it expires; a token not
+// entered yet is waited for (Busy), a wrong one refused without spending
+// the real one, a replayed one refused at once.
+#include <criterion/criterion.h>
+
+#include <vector>
+
+#include "transport/tcp/rail_token_book.h"
+
+using namespace tent;
+using namespace tent::tcp;
+using namespace std::chrono_literals;
+
+namespace {
+
+wire::RailToken token(std::uint16_t rail, std::uint8_t seed) {
+    wire::RailToken t;
+    t.rail_id = rail;
+    t.from_initiator.fill(seed);
+    t.from_responder.fill(static_cast<std::uint8_t>(seed + 100));
+    return t;
+}
+
+const TimePoint t0{};
+
+} // namespace
+
+Test(rail_token_book, a_token_opens_its_own_rail_once) {
+    RailTokenBook book(1s);
+    const std::vector<wire::RailToken> tokens = {token(1, 1), token(2, 2)};
+    cr_expect_eq(book.take(7, 1, tokens[0].from_initiator, t0).status().code(), Code::Busy, "not entered yet");
+    book.enter(7, tokens, t0);
+    // Another rail's token, another connection's rail: refused.
+    cr_expect(!book.take(7, 1, tokens[1].from_initiator, t0).is_ok());
+    cr_expect_eq(book.take(8, 1, tokens[0].from_initiator, t0).status().code(), Code::Busy);
+    auto mine = book.take(7, 1, tokens[0].from_initiator, t0);
+    cr_assert(mine.is_ok(), "a wrong guess does not spend the real token: %s", mine.status().to_string().c_str());
+    cr_expect(*mine == tokens[0].from_responder);
+    // Replayed: refused at once, not waited for.
+    auto again = book.take(7, 1, tokens[0].from_initiator, t0);
+    cr_expect(!again.is_ok());
+    cr_expect_neq(again.status().code(), Code::Busy);
+    cr_expect(again.status().message().find("already used") != std::string::npos);
+    cr_expect(book.take(7, 2, tokens[1].from_initiator, t0 + 999ms).is_ok());
+}
+
+Test(rail_token_book, tokens_expire_and_the_book_is_bounded) {
+    RailTokenBook book(1s);
+    const std::vector<wire::RailToken> tokens = {token(1, 1)};
+    book.enter(7, tokens, t0);
+    cr_expect_eq(book.take(7, 1, tokens[0].from_initiator, t0 + 1s).status().code(), Code::Busy);
+    cr_expect_eq(book.size(), 0u);
+    for (std::uint64_t c = 1; c <= RailTokenBook::kMaxEntries + 10; ++c) book.enter(c, tokens, t0);
+    cr_expect_eq(book.size(), RailTokenBook::kMaxEntries);
+    // The oldest went first; the newest is there.
+    cr_expect_eq(book.take(1, 1, tokens[0].from_initiator, t0).status().code(), Code::Busy);
+    cr_expect(book.take(RailTokenBook::kMaxEntries + 10, 1, tokens[0].from_initiator, t0).is_ok());
+}
