@@ -195,11 +195,24 @@ void Engine::admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn) {
     if (connections_.count(conn->id)) return;  // refuse by closing
     if (!set_blocking_with_timeout(fd.get(), params_.connect_timeout)) return;
     conn->control = std::move(fd);
+    const PeerId id = conn->id;
+    const std::uint64_t peer_engine = conn->peer.engine_id;
     {
         std::lock_guard lock(mutex_);
-        peers_.insert(conn->id);
+        peers_.insert(id);
     }
     add_connection(std::move(conn));
+    std::lock_guard lock(mutex_);
+    accepted_[peer_engine] = id;  // the newest, should the peer connect again
+}
+
+std::optional<PeerId> Engine::accepted_from(std::span<const std::uint8_t> peer_address) const {
+    auto blob = expect_body<wire::AddressBlob>(wire::decode_frame(peer_address), "an address blob");
+    if (!blob) return std::nullopt;
+    std::lock_guard lock(mutex_);
+    auto it = accepted_.find(blob->engine_id);
+    if (it == accepted_.end() || unreachable_.count(it->second) || !peers_.count(it->second)) return std::nullopt;
+    return it->second;
 }
 
 void Engine::add_connection(std::unique_ptr<Connection> conn) {
