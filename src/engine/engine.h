@@ -234,6 +234,8 @@ private:
     // A control socket whose peer proved the job's key, with what answer_hello() made for it.
     void admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn);
     void attach_rail(Connection& conn, NewRail rail);
+    // An accepted connection with a rail: accepted_from() may give it out.
+    void offer_accepted(const Connection& conn);
     void add_connection(std::unique_ptr<Connection> conn);
     void add_rail(Connection& conn, NewRail rail);
     void read_control(Connection& conn);

@@ -196,14 +196,20 @@ void Engine::admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn) {
     if (!set_blocking_with_timeout(fd.get(), params_.connect_timeout)) return;
     conn->control = std::move(fd);
     const PeerId id = conn->id;
-    const std::uint64_t peer_engine = conn->peer.engine_id;
     {
         std::lock_guard lock(mutex_);
         peers_.insert(id);
     }
     add_connection(std::move(conn));
+    offer_accepted(*connections_.at(id));
+}
+
+void Engine::offer_accepted(const Connection& conn) {
+    // Only with a rail to carry a post (a TCP rail may join after the
+    // connection): a post on a connection with none fails.
+    if (conn.initiator || conn.rails.empty()) return;
     std::lock_guard lock(mutex_);
-    accepted_[peer_engine] = id;  // the newest, should the peer connect again
+    accepted_[conn.peer.engine_id] = conn.id;  // the newest, should the peer connect again
 }
 
 std::optional<PeerId> Engine::accepted_from(std::span<const std::uint8_t> peer_address) const {
@@ -283,6 +289,7 @@ void Engine::attach_rail(Connection& conn, NewRail rail) {
         }
     add_rail(conn, std::move(rail));
     conn.rails.back().provider = provider;
+    offer_accepted(conn);
 }
 
 } // namespace tent

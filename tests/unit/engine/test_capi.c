@@ -251,3 +251,68 @@ Test(capi, atomics, .init = setup) {
     tent_engine_destroy(a);
     tent_engine_destroy(b);
 }
+
+/* The engine a peer connected to finds that connection by the peer's
+ * address (no second connection), can send over it, and stops finding it
+ * once the peer is gone. */
+static volatile int found_peer_messages;
+static void on_found_peer_message(tent_peer_t *peer, const void *data, size_t length, void *arg) {
+    (void)peer;
+    (void)data;
+    (void)arg;
+    if (length == 5) found_peer_messages++;
+}
+
+Test(capi, find_peer_shares_the_connection, .init = setup) {
+    tent_engine_t *a = NULL, *b = NULL;
+    cr_assert_eq(tent_engine_create(NULL, &a), TENT_OK);
+    cr_assert_eq(tent_engine_create(NULL, &b), TENT_OK);
+    const void *a_blob, *b_blob;
+    size_t a_len, b_len;
+    cr_assert_eq(tent_engine_address(a, &a_blob, &a_len), TENT_OK);
+    cr_assert_eq(tent_engine_address(b, &b_blob, &b_len), TENT_OK);
+    /* a's blob is looked up after a is gone: a copy. */
+    static char a_copy[4096];
+    cr_assert_leq(a_len, sizeof a_copy);
+    memcpy(a_copy, a_blob, a_len);
+    a_blob = a_copy;
+    tent_peer_t *found = NULL;
+    cr_expect_eq(tent_find_peer(b, a_blob, a_len, &found), TENT_ERR_NOT_FOUND, "a has not connected yet");
+    cr_expect_null(found);
+    cr_expect_eq(tent_find_peer(b, "garbage", 7, &found), TENT_ERR_NOT_FOUND);
+    cr_expect_eq(tent_find_peer(b, NULL, 0, &found), TENT_ERR_INVALID);
+
+    tent_peer_t *to_b = NULL;
+    cr_assert_eq(tent_connect(a, b_blob, b_len, &to_b), TENT_OK);
+    /* b admits the connection on its progress thread: bounded wait. */
+    for (int i = 0; i < 5000 && tent_find_peer(b, a_blob, a_len, &found) != TENT_OK; ++i)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    cr_assert_not_null(found, "b never found the connection a opened");
+    cr_expect_eq(tent_find_peer(a, b_blob, b_len, &(tent_peer_t *){0}), TENT_ERR_NOT_FOUND,
+                 "a opened it: nothing connected to a");
+
+    /* b sends to a over the connection a opened. */
+    cr_assert_eq(tent_set_recv_callback(a, on_found_peer_message, NULL), TENT_OK);
+    static char hello[5] = "hello";
+    cr_assert_eq(tent_post_send(found, hello, sizeof hello, TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, 5), TENT_OK);
+    tent_completion_t c[1];
+    cr_assert_eq(wait_poll(b, c, 1), 1);
+    cr_expect_eq(c[0].status, TENT_OK, "%s", tent_strerror(c[0].status));
+    cr_expect_eq(c[0].peer, found);
+    for (int i = 0; i < 5000 && !found_peer_messages; ++i) {
+        tent_poll(a, c, 1);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    cr_expect_eq(found_peer_messages, 1);
+
+    /* a leaves: b no longer offers the connection. */
+    cr_assert_eq(tent_engine_destroy(a), TENT_OK);
+    int gone = 0;
+    for (int i = 0; i < 5000 && !gone; ++i) {
+        tent_poll(b, c, 1);
+        gone = tent_find_peer(b, a_blob, a_len, &found) == TENT_ERR_NOT_FOUND;
+        if (!gone) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    cr_expect(gone, "b still offers the connection of a departed peer");
+    cr_assert_eq(tent_engine_destroy(b), TENT_OK);
+}
