@@ -74,12 +74,11 @@ std::string hello(std::uint32_t token) {
     return m;
 }
 
-// Parses the peer's hello and connects to its engine; CONNECTED: the peer
-// has just connected to ours (the caller's half: the owner connects first).
-tent_peer_t* connect_to(const std::string& m, std::uint32_t* peer_token, bool connected) {
+// Parses the peer's hello and connects to its engine.
+tent_peer_t* connect_to(const std::string& m, std::uint32_t* peer_token) {
     if (m.size() <= 1 + sizeof *peer_token || m[0] != 'H') return nullptr;
     std::memcpy(peer_token, m.data() + 1, sizeof *peer_token);
-    return peer_for(m.substr(1 + sizeof *peer_token), connected);
+    return peer_for(m.substr(1 + sizeof *peer_token));
 }
 
 // The GID a rendezvous name (rendezvous_name) was made from.
@@ -98,7 +97,7 @@ void call_exchange(const std::shared_ptr<ShadowQp>& q, RendezvousChannel& ch, co
     auto bound = Clock::now() + kExchangeBound;
     std::uint32_t peer_token = 0;
     if (!ch.send(mine)) return become_plain(q, "the peer closed the rendezvous");
-    tent_peer_t* p = connect_to(ch.receive(bound), &peer_token, true);
+    tent_peer_t* p = connect_to(ch.receive(bound), &peer_token);
     if (!p) {
         ch.send("N");
         return become_plain(q, "the peer's tent did not agree");
@@ -156,7 +155,7 @@ void serve_exchange(const std::shared_ptr<ShadowQp>& q, RendezvousChannel& ch, c
     if (ch.stream() && !ch.send("A")) return become_plain(q, "the peer closed the rendezvous");
     if (theirs.empty()) theirs = ch.receive(bound);
     std::uint32_t peer_token = 0;
-    tent_peer_t* peer_handle = connect_to(theirs, &peer_token, false);
+    tent_peer_t* peer_handle = connect_to(theirs, &peer_token);
     if (!peer_handle) {
         ch.send("N");
         return become_plain(q, "the peer's tent did not agree");

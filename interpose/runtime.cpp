@@ -82,9 +82,6 @@ pid_t g_engine_pid = 0;  // the process that started the engine
 
 // How long a write or read waits for the peer's announcement of its rkey.
 constexpr auto kKeyWait = std::chrono::seconds(2);
-// How long the second end of a rendezvous waits for its engine to admit the
-// connection the first end made before making one of its own.
-constexpr auto kAdmissionWait = std::chrono::milliseconds(250);
 
 void push_wc(State& s, ibv_cq* cq, const ibv_wc& wc) {
     s.cqs[cq].wcs.push_back(wc);
@@ -810,7 +807,7 @@ tent_engine_t* engine() {
     return g_engine;
 }
 
-tent_peer_t* peer_for(const std::string& blob, bool connected) {
+tent_peer_t* peer_for(const std::string& blob) {
     State& s = state();
     {
         std::lock_guard lock(s.mu);
@@ -820,13 +817,7 @@ tent_peer_t* peer_for(const std::string& blob, bool connected) {
     if (!e) return nullptr;
     tent_peer_t* p = nullptr;
     TentScope scope;
-    // The peer's connection is admitted by our engine's progress thread once
-    // the peer proved the job's key: normally within a millisecond or two.
-    const auto until = std::chrono::steady_clock::now() + kAdmissionWait;
-    while (connected && tent_find_peer(e, blob.data(), blob.size(), &p) != TENT_OK &&
-           std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (!p && tent_connect(e, blob.data(), blob.size(), &p) != TENT_OK) return nullptr;
+    if (tent_connect(e, blob.data(), blob.size(), &p) != TENT_OK) return nullptr;
     std::lock_guard lock(s.mu);
     return s.peers.emplace(blob, p).first->second;
 }

@@ -66,9 +66,6 @@ void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why);
 // its address blob for the peer.
 tent_engine_t* engine();
 // A connection to the engine whose address is blob (one per peer engine).
-// CONNECTED: that engine has just connected to ours; its connection is
-// used (one connection, one set of rails to drive) once ours has admitted
-// it, and a new one is made only if it does not show up within a bound.
-tent_peer_t* peer_for(const std::string& blob, bool connected);
+tent_peer_t* peer_for(const std::string& blob);
 
 } // namespace tent::interpose

@@ -167,11 +167,6 @@ TENT_API int tent_mem_remote_key(tent_mem_t *mem, const void **key, size_t *leng
 /* Connections ------------------------------------------------------------- */
 
 TENT_API int tent_connect(tent_engine_t *engine, const void *blob, size_t length, tent_peer_t **peer);
-/* The connection the engine at blob opened to this one (it connected
- * first), as tent_connect() would give it, without going on the network:
- * two engines that both want to talk share one connection and its rails.
- * TENT_ERR_NOT_FOUND when there is none (yet) or it became unreachable. */
-TENT_API int tent_find_peer(tent_engine_t *engine, const void *blob, size_t length, tent_peer_t **peer);
 /* Called when a peer's connection is lost, on the thread driving the engine:
  * its progress thread, or an application thread inside tent_poll() or
  * tent_wait() (never inside a post). Must not block. */

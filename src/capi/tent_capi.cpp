@@ -231,17 +231,6 @@ int tent_connect(tent_engine_t* engine, const void* blob, size_t length, tent_pe
     });
 }
 
-int tent_find_peer(tent_engine_t* engine, const void* blob, size_t length, tent_peer_t** peer) {
-    return guarded([&]() -> int {
-        if (!engine || !blob || !peer) return TENT_ERR_INVALID;
-        *peer = nullptr;
-        auto id = engine->engine->accepted_from({static_cast<const std::uint8_t*>(blob), length});
-        if (!id) return TENT_ERR_NOT_FOUND;
-        *peer = engine->peer(*id);
-        return TENT_OK;
-    });
-}
-
 int tent_set_peer_unreachable_callback(tent_engine_t* engine, tent_peer_unreachable_cb cb, void* arg) {
     return guarded([&]() -> int {
         if (!engine) return TENT_ERR_INVALID;

@@ -116,11 +116,6 @@ public:
     Status deregister_memory(std::uint64_t registration_id);
 
     Result<PeerId> connect(std::span<const std::uint8_t> peer_address);
-    // The connection the engine at peer_address opened to this one, while
-    // it is reachable; nothing goes on the network. Two engines that both
-    // want to talk (the interposer's two ends of a queue pair) then share
-    // one connection, and each turn drives one set of rails, not two.
-    std::optional<PeerId> accepted_from(std::span<const std::uint8_t> peer_address) const;
     // Replaces the job's key (tent_engine_set_job_key): used by every
     // handshake from now on, including those waiting for it.
     void set_job_key(JobKey key);
@@ -234,8 +229,6 @@ private:
     // A control socket whose peer proved the job's key, with what answer_hello() made for it.
     void admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn);
     void attach_rail(Connection& conn, NewRail rail);
-    // An accepted connection with a rail: accepted_from() may give it out.
-    void offer_accepted(const Connection& conn);
     void add_connection(std::unique_ptr<Connection> conn);
     void add_rail(Connection& conn, NewRail rail);
     void read_control(Connection& conn);
@@ -343,7 +336,6 @@ private:
     std::vector<std::unique_ptr<Connection>> connecting_;  // built by connect(), not yet adopted
     std::set<PeerId> peers_;             // every connection ever made
     std::set<PeerId> unreachable_;
-    std::map<std::uint64_t, PeerId> accepted_;  // peer engine id -> the connection it opened to us
     std::deque<EngineCompletion> completions_;
     // wait() sleeps on it; push_completion() notifies only when someone
     // waits, so a polling application costs no system call per completion.

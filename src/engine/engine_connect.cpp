@@ -195,30 +195,11 @@ void Engine::admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn) {
     if (connections_.count(conn->id)) return;  // refuse by closing
     if (!set_blocking_with_timeout(fd.get(), params_.connect_timeout)) return;
     conn->control = std::move(fd);
-    const PeerId id = conn->id;
     {
         std::lock_guard lock(mutex_);
-        peers_.insert(id);
+        peers_.insert(conn->id);
     }
     add_connection(std::move(conn));
-    offer_accepted(*connections_.at(id));
-}
-
-void Engine::offer_accepted(const Connection& conn) {
-    // Only with a rail to carry a post (a TCP rail may join after the
-    // connection): a post on a connection with none fails.
-    if (conn.initiator || conn.rails.empty()) return;
-    std::lock_guard lock(mutex_);
-    accepted_[conn.peer.engine_id] = conn.id;  // the newest, should the peer connect again
-}
-
-std::optional<PeerId> Engine::accepted_from(std::span<const std::uint8_t> peer_address) const {
-    auto blob = expect_body<wire::AddressBlob>(wire::decode_frame(peer_address), "an address blob");
-    if (!blob) return std::nullopt;
-    std::lock_guard lock(mutex_);
-    auto it = accepted_.find(blob->engine_id);
-    if (it == accepted_.end() || unreachable_.count(it->second) || !peers_.count(it->second)) return std::nullopt;
-    return it->second;
 }
 
 void Engine::add_connection(std::unique_ptr<Connection> conn) {
@@ -289,7 +270,6 @@ void Engine::attach_rail(Connection& conn, NewRail rail) {
         }
     add_rail(conn, std::move(rail));
     conn.rails.back().provider = provider;
-    offer_accepted(conn);
 }
 
 } // namespace tent

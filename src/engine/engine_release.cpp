@@ -35,7 +35,6 @@ void Engine::release_departed() {
         it = connections_.erase(it);
         std::lock_guard lock(mutex_);
         peers_.erase(id);  // unreachable_ keeps answering posts to it
-        std::erase_if(accepted_, [id](const auto& entry) { return entry.second == id; });
     }
 }
 
