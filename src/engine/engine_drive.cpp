@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "engine/connection.h"
 #include "engine/engine.h"
@@ -113,7 +114,14 @@ std::size_t Engine::ready_completions() {
 
 void Engine::drive_once() {
     std::unique_lock drive(drive_mutex_, std::try_to_lock);
-    if (!drive.owns_lock()) return;  // a turn is running: its completions are queued for us
+    if (!drive.owns_lock()) {
+        // A turn is running: its completions are queued for us. A caller
+        // that polls in a loop gives that turn's thread the CPU it may be
+        // waiting for (a real-time poller would otherwise keep it off this
+        // CPU for good).
+        std::this_thread::yield();
+        return;
+    }
     DriveScope scope(this);
     (void)progress_once();
     application_turn_ns_.store(steady_ns(), std::memory_order_relaxed);

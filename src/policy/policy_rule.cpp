@@ -148,8 +148,11 @@ std::vector<std::string> unknown_devices(const CompiledRule& rule, const Topolog
 }
 
 const std::vector<TransportKind>& default_transports() {
-    static const std::vector<TransportKind> list{TransportKind::Rdma, TransportKind::Tcp};
-    return list;
+    // Never destroyed: made at the first request, after the interposer's
+    // exit handler was registered, it would go before that handler's last
+    // progress turn (a rail failing as the peer leaves reads it).
+    static const auto* list = new std::vector<TransportKind>{TransportKind::Rdma, TransportKind::Tcp};
+    return *list;
 }
 
 std::uint64_t all_devices_mask(const Topology& topology) {
