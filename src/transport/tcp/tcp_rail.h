@@ -59,7 +59,7 @@
 // Waiting: wait_fd() is the socket (readable on input, and on EOF after a
 // close so the failure completions are collected). A caller that epolls it
 // itself must also wait for writability while wants_write() and wake up by
-// next_timer(); TcpPoller does all of this for many rails on one epoll fd.
+// next_timer(), as the engine's drive loop does.
 //
 // The class is defined in tcp_rail.cpp (construction, progress, closing) and
 // one file per concern beside it: tcp_rail_initiator.cpp, tcp_rail_receive.cpp,

@@ -1,10 +1,13 @@
-// One TcpPoller drives many TCP rails from one thread: it wakes for input,
-// for writability while bytes are queued, and for each rail's heartbeat
-// timer, and hands back a closed rail until its failures are collected.
+// A TCP rail's waiting contract (wait_fd, wants_write, next_timer,
+// has_completions), the one the engine's drive loop polls by: one
+// TcpPoller (tests/support) drives many rails from one thread by it alone;
+// it wakes for input, for writability while bytes are queued, and for each
+// rail's heartbeat timer, and hands back a closed rail until its failures
+// are collected.
 #include <criterion/criterion.h>
 
 #include "tcp_pair.h"
-#include "transport/tcp/tcp_poller.h"
+#include "../../support/tcp_poller.h"
 
 using namespace tcp_test;
 

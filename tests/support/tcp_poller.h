@@ -1,7 +1,9 @@
-// TcpPoller: one epoll descriptor for many TCP rails (no thread per
-// connection). wait() sleeps until some rail has work -- its socket is
-// readable, writable while it has queued bytes, hung up, or one of its
-// timers (heartbeat, silence) is due -- and returns those rails; the caller
+// TcpPoller (tests only): one epoll descriptor for many TCP rails, driven
+// by nothing but the rail's waiting contract, so that tests check that
+// contract (the engine's drive loop polls by the same calls). wait()
+// sleeps until some rail has work -- its socket is readable, writable
+// while it has queued bytes, hung up, or one of its timers (heartbeat,
+// silence) is due -- and returns those rails; the caller
 // then runs progress() on each. Rails are not owned and must be removed
 // before they are destroyed. Not thread-safe: one progress thread uses it.
 //

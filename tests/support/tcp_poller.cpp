@@ -1,4 +1,4 @@
-#include "transport/tcp/tcp_poller.h"
+#include "tcp_poller.h"
 
 #include <sys/epoll.h>
 
