@@ -79,6 +79,12 @@ void Engine::start_planned(Connection& conn, Op& op) {
             park(conn, op, kWholeOp);
         } else {
             op.error = s.code() == Code::Busy ? Status(Code::NoResources, s.message()) : s;
+            // A message that fails before any of it went out gives its
+            // number back (send_flow.h): the next message takes it.
+            if (op.type == OpType::Send && op.msg_seq + 1 == conn.next_msg_seq && conn.send_window.withdraw(op.msg_seq)) {
+                --conn.next_msg_seq;
+                op.msg_seq = 0;
+            }
         }
         return;
     }
