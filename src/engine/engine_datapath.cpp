@@ -287,7 +287,7 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
     ++slot.inflight_ops;
     if (watched) {
         ++slot.inflight_watched;
-        slot.silence.became_busy(now);
+        slot.silence.became_busy(watched_.at(now));
     }
 }
 
@@ -301,7 +301,7 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
     if (slot.inflight_ops) --slot.inflight_ops;
     if (f.watched && slot.inflight_watched) --slot.inflight_watched;
     // Any completion shows the path is alive.
-    slot.silence.completed(now, slot.inflight_watched > 0);
+    slot.silence.completed(watched_.at(now), slot.inflight_watched > 0);
     if (f.op == 0) {
         on_probe_done(conn, rail, c);
         return;
