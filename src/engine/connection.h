@@ -76,7 +76,7 @@ struct PendingSync {
     std::uint64_t op = 0;
     std::size_t chunk = 0;
     std::uint64_t msg_seq = 0;
-    TimePoint sent{};
+    TimePoint sent{};  // watched time (watched_time.h)
 };
 
 struct Connection {
@@ -100,7 +100,7 @@ struct Connection {
     ControlOutbox control_out;             // control frames the socket has not taken yet
     Status control_failure;                // a control send failed: unreachable at the next service
     std::deque<ParkedPiece> parked;
-    TimePoint parked_since{};  // valid while parked is non-empty
+    TimePoint parked_since{};  // watched time (watched_time.h); valid while parked is non-empty
     std::map<std::uint32_t, PendingSync> syncs;  // by nonce
     std::uint32_t next_nonce = 1;
 

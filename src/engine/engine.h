@@ -69,6 +69,7 @@
 #include "engine/engine_params.h"
 #include "engine/engine_types.h"
 #include "engine/memory_registry.h"
+#include "engine/watched_time.h"
 #include "common/unique_fd.h"
 #include "metrics/process_stats.h"
 #include "metrics/registry.h"
@@ -425,6 +426,11 @@ private:
     TimePoint last_service_{};
     TimePoint last_monitor_tick_{};
     TimePoint last_busy_{};  // last turn that found work (progress_spin)
+    // What the deadlines judging a peer run on (watched_time.h); a running
+    // driver turns at least every kLongestSleepMs (100 ms): a longer step
+    // counts as that.
+    static constexpr auto kWatchStep = std::chrono::milliseconds(100);
+    WatchedTime watched_{kWatchStep, clock_.now()};
     bool stats_stale_ = false;  // requests started outside a turn: rail_stats() lags
 
     std::atomic<bool> stop_{false};

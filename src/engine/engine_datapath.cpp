@@ -79,6 +79,12 @@ void Engine::start_planned(Connection& conn, Op& op) {
             park(conn, op, kWholeOp);
         } else {
             op.error = s.code() == Code::Busy ? Status(Code::NoResources, s.message()) : s;
+            // A message that fails before any of it went out gives its
+            // number back (send_flow.h): the next message takes it.
+            if (op.type == OpType::Send && op.msg_seq + 1 == conn.next_msg_seq && conn.send_window.withdraw(op.msg_seq)) {
+                --conn.next_msg_seq;
+                op.msg_seq = 0;
+            }
         }
         return;
     }
@@ -281,7 +287,7 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
     ++slot.inflight_ops;
     if (watched) {
         ++slot.inflight_watched;
-        slot.silence.became_busy(now);
+        slot.silence.became_busy(watched_.at(now));
     }
 }
 
@@ -295,7 +301,7 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
     if (slot.inflight_ops) --slot.inflight_ops;
     if (f.watched && slot.inflight_watched) --slot.inflight_watched;
     // Any completion shows the path is alive.
-    slot.silence.completed(now, slot.inflight_watched > 0);
+    slot.silence.completed(watched_.at(now), slot.inflight_watched > 0);
     if (f.op == 0) {
         on_probe_done(conn, rail, c);
         return;

@@ -122,7 +122,7 @@ void Engine::place_piece(Connection& conn, Op& op, std::size_t chunk, const Stat
 }
 
 void Engine::park(Connection& conn, Op& op, std::size_t chunk) {
-    if (conn.parked.empty()) conn.parked_since = clock_.now();
+    if (conn.parked.empty()) conn.parked_since = watched_.at(clock_.now());
     conn.parked.push_back({op.id, chunk});
     ++op.waiting;
 }
@@ -159,12 +159,12 @@ void Engine::serve_parked(Connection& conn, TimePoint now) {
         });
         if (!conn.parked.empty()) conn.parked_since = std::min(since, conn.parked_since);
     }
-    if (!conn.parked.empty() && now - conn.parked_since >= params_.failover_timeout) fail_parked(conn, now);
+    if (!conn.parked.empty() && watched_.at(now) - conn.parked_since >= params_.failover_timeout) fail_parked(conn, now);
 }
 
 void Engine::fail_parked(Connection& conn, TimePoint now) {
     Status why(Code::PeerUnreachable, "peer unreachable: " + conn.peer.hostname + ": no usable rail for " +
-                                          std::to_string(ms_between(conn.parked_since, now)) + " ms; " +
+                                          std::to_string(ms_between(conn.parked_since, watched_.at(now))) + " ms; " +
                                           rails_report(conn, now));
     TENT_WARN("peer unreachable", "%s", why.message().c_str());
     take_parked(conn, [&](Op& op, const ParkedPiece&) {
@@ -205,7 +205,7 @@ std::string Engine::rails_report(const Connection& conn, TimePoint now) const {
 
 void Engine::request_sync(Connection& conn, Op& op, std::size_t chunk) {
     const std::uint32_t nonce = conn.take_nonce();
-    conn.syncs[nonce] = PendingSync{op.id, chunk, op.msg_seq, clock_.now()};
+    conn.syncs[nonce] = PendingSync{op.id, chunk, op.msg_seq, watched_.at(clock_.now())};
     ++op.waiting;
     send_control(conn, wire::Frame{0, 0, conn.id, 0,
                                    wire::SyncRequest{nonce, conn.reassembler.last_delivered()}});
@@ -232,9 +232,14 @@ void Engine::on_sync_reply(Connection& conn, std::uint32_t nonce, std::uint64_t 
     if (ops_.count(sync.op)) advance(op);
 }
 
+// Both deadlines above count only time this engine watched
+// (watched_time.h): after a gap in its own turns, the peer's answer is read
+// before the peer is judged, and a peer starved as long as this side is
+// not given up for it.
 void Engine::expire_syncs(Connection& conn, TimePoint now) {
+    const TimePoint watched = watched_.at(now);
     for (auto it = conn.syncs.begin(); it != conn.syncs.end();) {
-        if (now - it->second.sent < params_.failover_timeout) {
+        if (watched - it->second.sent < params_.failover_timeout) {
             ++it;
             continue;
         }
@@ -247,7 +252,7 @@ void Engine::expire_syncs(Connection& conn, TimePoint now) {
         if (op.error.is_ok())
             op.error = Status(Code::PeerUnreachable,
                               "peer unreachable: " + conn.peer.hostname + " did not answer a sync request in " +
-                                  std::to_string(ms_between(sync.sent, now)) + " ms; " + rails_report(conn, now));
+                                  std::to_string(ms_between(sync.sent, watched)) + " ms; " + rails_report(conn, now));
         advance(op);
     }
 }

@@ -35,6 +35,7 @@ bool Engine::progress_once() {
     }
     bool busy = !submitted.empty() || !connected.empty();
     const TimePoint start = clock_.now();  // one reading for the turn's start (clock reads show in profiles)
+    watched_.look(start);
     if (start - last_service_ >= kServiceInterval) service_due_ = true;
     for (auto& c : connected) add_connection(std::move(c));
     // A new connection's control socket may already hold frames.

@@ -109,9 +109,11 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
     // Rails stalled together point at something they share (a starved CPU,
     // a receiver that is not reposting buffers), not at their paths: then a
     // rail is declared failed only after four times its silence limit.
+    // Silence counts only time this engine watched (watched_time.h).
+    const TimePoint seen = watched_.at(now);
     std::size_t stalled = 0;
     for (const auto& s : conn.rails)
-        if (s.rail.rail->kind() == TransportKind::Rdma && s.silence.silent_for(now) * 2 > s.silence.limit(params_.silence))
+        if (s.rail.rail->kind() == TransportKind::Rdma && s.silence.silent_for(seen) * 2 > s.silence.limit(params_.silence))
             ++stalled;
     for (std::size_t i = 0; i < conn.rails.size(); ++i) {
         RailSlot& slot = conn.rails[i];
@@ -139,9 +141,9 @@ void Engine::care_for_rails(Connection& conn, const std::vector<RailId>& due, Ti
             // pieces may use keep the short limit: they decide how soon a
             // peer is found unreachable.)
             const bool patient = stalled > 1 || care == RailCare::Probing;
-            if (failover_on() && rdma && slot.silence.silent(now, params_.silence) &&
-                (!patient || slot.silence.silent_for(now) > 4 * slot.silence.limit(params_.silence))) {
-                auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(slot.silence.silent_for(now)).count();
+            if (failover_on() && rdma && slot.silence.silent(seen, params_.silence) &&
+                (!patient || slot.silence.silent_for(seen) > 4 * slot.silence.limit(params_.silence))) {
+                auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(slot.silence.silent_for(seen)).count();
                 std::string why = "no completion for " + std::to_string(ms) + " ms with " +
                                   std::to_string(slot.inflight_watched) + " operations outstanding";
                 TENT_WARN("rail silent", "%s: %s: declared failed", rail.name().c_str(), why.c_str());
@@ -224,7 +226,7 @@ void Engine::post_probe(Connection& conn, std::size_t index) {
     ++slot.inflight_watched;
     slot.last_probe = now;
     ++slot.inflight_ops;
-    slot.silence.became_busy(now);
+    slot.silence.became_busy(watched_.at(now));
 }
 
 void Engine::on_probe_done(Connection& conn, std::size_t index, const RailCompletion& c) {

@@ -6,6 +6,7 @@ libtentcore_la_SOURCES += \
 	src/engine/chunk_plan.h src/engine/chunk_plan.cpp \
 	src/engine/memory_registry.h src/engine/memory_registry.cpp \
 	src/engine/control_outbox.h src/engine/control_outbox.cpp \
+	src/engine/watched_time.h \
 	src/engine/rearm_handshake.h src/engine/rearm_handshake.cpp \
 	src/engine/engine_types.h src/engine/engine_params.h src/engine/engine_params.cpp \
 	src/engine/connection.h src/engine/op.h \

@@ -47,6 +47,12 @@ public:
     bool may_start() const { return outstanding_.empty() || outstanding_weight_ < window_; }
     // Message msg_seq (each one greater than the last) of length bytes started.
     void started(std::uint64_t msg_seq, std::uint64_t length);
+    // Message msg_seq never went out (its planning failed): forgotten, when
+    // it is the newest started, so that its number can be given to the next
+    // message (the peer delivers numbers without gaps: a number taken and
+    // never sent would hold up every later message) and its weight does not
+    // close the window for good. False, and nothing changes, otherwise.
+    bool withdraw(std::uint64_t msg_seq);
     // The peer's SendCredit: every message up to delivered was taken there.
     void credited(std::uint64_t delivered, std::uint64_t window);
 

@@ -2,7 +2,9 @@
 // than the rail usually takes between completions. On verbs this is how a
 // dead remote port or a dead path is noticed long before the queue pair's
 // own retry timeout (4.096 us * 2^timeout * retry_cnt, half a second with
-// the defaults) gives up. Pure state and functions over given times.
+// the defaults) gives up. Pure state and functions over given times (the
+// engine gives its watched time, so that a gap in its own turns is not
+// taken for the rail's silence).
 #pragma once
 
 #include "common/clock.h"

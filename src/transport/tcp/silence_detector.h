@@ -23,6 +23,20 @@
 // longer sends anything (a hung process) is declared dead when the stream
 // has been stalled for `stall_limit`, which loss alone does not reach.
 //
+// Only time this side watched counts. Both rules above assume this side
+// was running: probing (so the peer's kernel had something to answer) and
+// reading (so the peer's frames were taken). A process that was not
+// scheduled, or whose progress loop stalled, for a second has no evidence
+// about that second; without this, on a loaded host its first look after
+// the gap declared a healthy peer dead ("nothing heard for 737 ms" with a
+// 240 ms limit, no probe sent in between). So the caller reports every
+// look (watch()); a step between looks longer than one interval (a
+// running driver looks at least that often: next_deadline() is never
+// further) counts as one interval, and the rest of the gap moves every
+// silence clock forward: after it the rail probes again and the peer has
+// its full allowance. A dead or hung peer is still declared dead, later by
+// at most the time this side did not watch.
+//
 // Pure: it is told when frames go out and come in and what the kernel
 // counted, and asked about a time.
 #pragma once
@@ -45,11 +59,28 @@ struct SilenceParams {
 class SilenceDetector {
 public:
     SilenceDetector(SilenceParams params, TimePoint start)
-        : params_(params), last_sent_(start), last_received_(start), last_heard_(start), last_sample_(start) {}
+        : params_(params), last_sent_(start), last_received_(start), last_heard_(start), last_sample_(start),
+          last_look_(start) {}
+
+    // A look at the rail at `now` (before what it finds is reported): the
+    // part of the time since the previous look that this side was not
+    // watching is not counted as the peer's silence.
+    void watch(TimePoint now) {
+        const Duration unwatched = now - last_look_ - params_.interval;
+        last_look_ = std::max(last_look_, now);
+        if (unwatched <= Duration::zero()) return;
+        last_received_ += unwatched;
+        last_heard_ += unwatched;
+        sampled_ = false;  // a count across the gap proves nothing about when the peer was heard
+        unwatched_ += unwatched;
+    }
+    // Time not counted since the application last read (for the log lines).
+    Duration unwatched() const { return unwatched_; }
 
     void on_sent(TimePoint now) { last_sent_ = now; }
     void on_received(TimePoint now) {
         last_received_ = now;
+        unwatched_ = Duration::zero();
         last_heard_ = std::max(last_heard_, now);
     }
     // The kernel's count of segments received on the connection (any
@@ -100,6 +131,8 @@ private:
     TimePoint last_sample_;
     std::uint32_t last_count_ = 0;
     bool sampled_ = false;
+    TimePoint last_look_;       // watch()
+    Duration unwatched_{};
 };
 
 } // namespace tent::tcp

@@ -83,6 +83,9 @@ void TcpRail::progress(std::vector<RailCompletion>& done,
         ready_.clear();
         return;
     }
+    // Before anything read is reported: a gap in this process's own
+    // progress does not count as the peer's silence.
+    if (open_) silence_.watch(clock_.now());
     if (open_) receive(on_message);
     if (open_) check_timers();
     if (open_) flush_answers();

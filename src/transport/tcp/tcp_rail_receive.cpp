@@ -125,7 +125,14 @@ bool TcpRail::recv_failed(ssize_t n) {
     if (errno == EINTR) return true;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
     const int err = errno;
-    TENT_WARN("tcp receive failed", "tcp rail %s: recv: %s", identity_.name.c_str(), std::strerror(err));
+    // A peer process that exits with our heartbeats unread resets the
+    // connection instead of closing it: on an idle rail that is the
+    // same orderly end as above, not worth a warning in a healthy run.
+    if (err == ECONNRESET && outstanding() == 0)
+        TENT_INFO("tcp receive failed", "tcp rail %s: recv: %s (idle rail: the peer went away)",
+                  identity_.name.c_str(), std::strerror(err));
+    else
+        TENT_WARN("tcp receive failed", "tcp rail %s: recv: %s", identity_.name.c_str(), std::strerror(err));
     close_with(Code::RailDown, Status::from_errno(err, "recv").message(), RailOutcome::RetryExceeded);
     return false;
 }

@@ -18,9 +18,12 @@ void TcpRail::check_timers() {
         using std::chrono::milliseconds;
         const auto unheard = std::chrono::duration_cast<milliseconds>(silence_.unheard_for(now)).count();
         const auto unread = std::chrono::duration_cast<milliseconds>(silence_.silent_for(now)).count();
+        const auto unwatched = std::chrono::duration_cast<milliseconds>(silence_.unwatched()).count();
         TENT_WARN("tcp peer silent",
-                  "tcp rail %s: nothing heard from the peer for %lld ms (nothing read for %lld ms), rail declared dead",
-                  identity_.name.c_str(), static_cast<long long>(unheard), static_cast<long long>(unread));
+                  "tcp rail %s: nothing heard from the peer for %lld ms (nothing read for %lld ms; %lld ms this "
+                  "process did not watch not counted), rail declared dead",
+                  identity_.name.c_str(), static_cast<long long>(unheard), static_cast<long long>(unread),
+                  static_cast<long long>(unwatched));
         close_with(Code::Timeout, "peer silent for " + std::to_string(unread) + " ms", RailOutcome::Timeout);
         return;
     }

@@ -219,3 +219,37 @@ Test(engine_policy, rails_on_the_callers_numa_node_rank_first) {
     numa_tier_case(1, 1, 0);
     numa_tier_case(0, 0, 1);
 }
+
+// A message that fails planning (the policy allows no rail the peer has)
+// must not keep its message number: the peer delivers numbers without
+// gaps, so the next message, which has a rail, would wait forever.
+Test(engine_policy, a_send_refused_by_policy_does_not_hold_up_the_next) {
+    Config config = loopback_config();
+    config.policies() = {rule("small-over-rdma", {{"max_size", "1K"}, {"transports", "rdma"}})};
+    auto fabric = std::make_shared<LoopbackFabric>(2, std::vector<unsigned>{0});
+    std::unique_ptr<Engine> a, b;
+    for (auto* e : {&a, &b}) {
+        std::vector<std::unique_ptr<TransportProvider>> p;
+        p.push_back(std::make_unique<LoopbackProvider>(fabric, TransportKind::Tcp));
+        auto r = Engine::create(config, std::move(p), Topology::from_devices({}, 1, -1));
+        cr_assert(r.is_ok(), "%s", r.status().to_string().c_str());
+        *e = std::move(*r);
+    }
+    auto peer = a->connect(b->address());
+    cr_assert(peer.is_ok());
+    std::vector<std::uint8_t> small(100, 1), big(4096), in(4096, 0);
+    fill(big, 9);
+    cr_assert(b->post_recv(in.data(), in.size(), 31).is_ok());
+    cr_assert(a->post_send(*peer, small.data(), small.size(), with_cookie(1)).is_ok());
+    auto c = wait_completions(*a, 1);
+    cr_assert_eq(c.size(), 1u);
+    cr_expect_eq(c[0].status.code(), Code::NoResources, "%s", c[0].status.to_string().c_str());
+    cr_assert(a->post_send(*peer, big.data(), big.size(), with_cookie(2)).is_ok());
+    c = wait_completions(*a, 1);
+    cr_assert_eq(c.size(), 1u);
+    cr_expect(c[0].status.is_ok(), "%s", c[0].status.to_string().c_str());
+    auto r = wait_completions(*b, 1, std::chrono::seconds(5));
+    cr_assert_eq(r.size(), 1u, "the second message was never delivered (waiting for the first one's number)");
+    cr_expect_eq(r[0].cookie, 31u);
+    cr_expect(in == big);
+}

@@ -133,3 +133,23 @@ Test(send_flow, bounded_and_never_stuck_under_random_paces) {
                      round, (unsigned long long)delivered, total);
     }
 }
+
+// A message whose planning failed (no rail allowed) never went out: its
+// number and weight are withdrawn, so the next message takes the number
+// (the peer would otherwise wait for it forever) and the window stays open.
+Test(send_flow, a_message_that_never_went_out_is_withdrawn) {
+    SendWindow w;
+    w.credited(0, 2 * message_weight(1000));
+    w.started(1, 1000);
+    w.started(2, 1000);
+    cr_assert_not(w.may_start());
+    cr_expect_not(w.withdraw(1), "only the newest message can be withdrawn");
+    cr_assert(w.withdraw(2));
+    cr_expect_eq(w.outstanding_messages(), 1u);
+    cr_expect_eq(w.outstanding_weight(), message_weight(1000));
+    cr_expect(w.may_start(), "the withdrawn message no longer holds the window");
+    w.started(2, 1000);  // the next message, under the same number
+    w.credited(2, 2 * message_weight(1000));
+    cr_expect_eq(w.outstanding_messages(), 0u);
+    cr_expect_not(w.withdraw(2), "credited: nothing left to withdraw");
+}

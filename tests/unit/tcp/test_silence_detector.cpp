@@ -228,3 +228,73 @@ Test(silence_detector, stall_limit_below_the_silence_limit_is_the_silence_limit)
     SilenceDetector d({.interval = 1s, .dead_after = 5, .stall_limit = 2s}, start);
     cr_expect(d.dead_deadline() == start + 5s);
 }
+
+// This side was not scheduled (or its progress loop stalled) for 2 s: it
+// has no evidence about the peer for that time. Its first look after the
+// gap must not declare the peer dead; it probes, and a peer heard in the
+// next intervals keeps the rail (a loaded host once lost healthy rails so:
+// "nothing heard for 737 ms" with a 240 ms limit and no probe in between).
+Test(silence_detector, a_gap_in_this_sides_own_looks_is_not_the_peers_silence) {
+    ManualClock clock;
+    const TimePoint start = clock.now();
+    SilenceDetector d({.interval = 100ms, .dead_after = 3}, start);
+    for (int i = 0; i < 5; ++i) {
+        clock.advance(10ms);
+        d.watch(clock.now());
+    }
+    clock.advance(2s);  // descheduled
+    d.watch(clock.now());
+    cr_expect_not(d.is_dead(clock.now()), "judged the peer on 2 s this side did not watch");
+    cr_expect(d.heartbeat_due(clock.now()), "the first look after a gap probes at once");
+    cr_expect(d.silent_for(clock.now()) == 150ms, "50 ms watched, then one interval of the gap counted");
+    cr_expect(d.unwatched() == 1900ms);
+    // Watched from now on, the peer has the rest of its allowance, no more.
+    for (int ms = 10; ms < 150; ms += 10) {
+        clock.advance(10ms);
+        d.watch(clock.now());
+        cr_assert_not(d.is_dead(clock.now()), "%d ms after the gap", ms);
+    }
+    clock.advance(10ms);
+    d.watch(clock.now());
+    cr_expect(d.is_dead(clock.now()), "a peer silent for 300 ms of watched time is dead");
+}
+
+// After a gap, a peer whose kernel answers the probes is alive: the count
+// sampled across the gap proves nothing, the next ones do.
+Test(silence_detector, a_peer_heard_after_this_sides_gap_stays_alive) {
+    ManualClock clock;
+    SilenceDetector d({.interval = 100ms, .dead_after = 3}, clock.now());
+    std::uint32_t count = 10;
+    clock.advance(50ms);
+    d.watch(clock.now());
+    clock.advance(1s);
+    d.watch(clock.now());
+    for (int i = 0; i < 40; ++i) {
+        if (d.heartbeat_due(clock.now())) d.on_sent(clock.now());
+        if (d.kernel_sample_due(clock.now())) d.on_kernel_count(clock.now(), count += 2);  // ACKs of the probes
+        cr_assert_not(d.is_dead(clock.now()), "%d looks after the gap", i);
+        clock.advance(25ms);
+        d.watch(clock.now());
+    }
+}
+
+// A hung peer (its kernel answers, its process sends nothing) is still
+// declared dead after the stall limit of watched time, also when this side
+// had gaps of its own; each gap adds only its unwatched part.
+Test(silence_detector, a_hung_peer_is_dead_after_the_stall_limit_of_watched_time) {
+    ManualClock clock;
+    const TimePoint start = clock.now();
+    SilenceDetector d({.interval = 100ms, .dead_after = 3, .stall_limit = 2s}, start);
+    std::uint32_t count = 0;
+    int looks = 0;
+    while (!d.is_dead(clock.now()) && looks < 1000) {
+        ++looks;
+        // Every 20th look comes after a 1 s gap (900 ms of it not counted).
+        clock.advance(looks % 20 == 0 ? 1s : 25ms);
+        d.watch(clock.now());
+        if (d.kernel_sample_due(clock.now())) d.on_kernel_count(clock.now(), ++count);
+    }
+    cr_expect(d.is_dead(clock.now()));
+    cr_expect(d.silent_for(clock.now()) == 2s, "stalled for the limit of watched time");
+    cr_expect(clock.now() - start == 2s + 3 * 900ms, "three gaps, 900 ms of each not counted");
+}
