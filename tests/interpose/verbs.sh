@@ -53,9 +53,11 @@ echo "qpex: client $(rail_ops "$SV_TMP/qpex-client.log" mlx5_0) ops on mlx5_0, $
 TENT_TCP_RAIL_ADDRESSES=127.0.0.1,127.0.0.2 carried tcp2 -g 0
 log=$SV_TMP/tcp2-client.log
 for addr in 127.0.0.1 127.0.0.2; do
-    grep -q "interposer: rail tcp $addr -> " "$log" || { show_log tcp2-client; fail "tcp2: no tcp rail of $addr"; }
+    # Reported at exit, or when the connection was released (its peer left first).
+    grep -Eq "(interpose-rail: interposer|rail-released): rail tcp $addr -> " "$log" ||
+        { show_log tcp2-client; fail "tcp2: no tcp rail of $addr"; }
 done
-echo "tcp2: client's tcp rails: $(grep -oE 'interposer: rail tcp [^,]* ops' "$log" | sed 's/interposer: rail //' | paste -sd ';')"
+echo "tcp2: client's tcp rails: $(grep -oE '(interposer|rail-released): rail tcp [^,]* ops' "$log" | sed 's/^[^:]*: rail //' | paste -sd ';')"
 
 TENT_INTERPOSE_DISCOVERY_MS=300 run_mixed plain 60 "$prog" -g 0
 grep -q "verbs_check server: ok" "$SV_TMP/plain-server.log" || { show_log plain-server; fail "plain: server"; }
