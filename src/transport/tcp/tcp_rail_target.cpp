@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "common/log.h"
-#include "transport/tcp/data_frame_prefix.h"
 #include "transport/tcp/tcp_rail_detail.h"
 #include "wire/memory_handle.h"
 
@@ -54,16 +53,10 @@ bool TcpRail::handle_read_request(const wire::Frame& f, const wire::ReadRequest&
                    identity_.name.c_str(), r.length, detail::hex(r.remote_addr).c_str(), access.message().c_str());
         answer.body = wire::Nack{wire::FrameType::ReadRequest, wire::WireStatus::RemoteAccess};
     } else {
-        // The data goes from the region to the socket without a copy, like
-        // a Write's: the frame's first data byte travels in its encoded
-        // head (a ReadResponse without data is not Ok), the rest as its tail.
+        // Copied: the region is the target application's, which may free it
+        // before the socket has taken the bytes (no initiator keeps it alive).
         const auto* src = reinterpret_cast<const std::uint8_t*>(static_cast<std::uintptr_t>(r.remote_addr));
-        answer.body = wire::ReadResponse{wire::WireStatus::Ok, std::vector<std::uint8_t>(src, src + 1)};
-        if (auto head = encode_data_frame_prefix(answer, r.length - 1)) {
-            queue_bytes(std::move(*head), std::span<const std::uint8_t>(src + 1, r.length - 1));
-            return true;
-        }
-        answer.body = wire::Nack{wire::FrameType::ReadRequest, wire::WireStatus::RemoteInvalid};  // cannot happen: the request was checked
+        answer.body = wire::ReadResponse{wire::WireStatus::Ok, std::vector<std::uint8_t>(src, src + r.length)};
     }
     (void)queue_frame(answer);
     return true;
