@@ -22,7 +22,7 @@
 // for the turn (no recv() that could only fail). The data of a large Write
 // or ReadResponse whose destination checks out goes from the socket
 // straight into its memory (tcp_rail_direct.cpp); ReadResponse data is
-// sent from the region without a copy, like a Write's.
+// copied (the target application may free its region meanwhile).
 //
 // Target: an incoming Write or ReadRequest is checked against the
 // registration the RegionLookup returns for its key (key, bounds, access
