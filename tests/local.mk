@@ -114,6 +114,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_engine_atomics \
 	tests/unit/engine/test_engine_tcp_heal \
 	tests/unit/engine/test_engine_stranger \
+	tests/unit/engine/test_auth_mismatch \
 	tests/unit/engine/test_job_key \
 	tests/unit/engine/test_engine_stats \
 	tests/unit/engine/test_engine_slots \

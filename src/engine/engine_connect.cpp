@@ -15,6 +15,9 @@
 // The initiator blocks for at most connect_timeout_ms; the
 // responder serves the handshake on the progress thread, without blocking
 // while the peer has not proved itself (AuthGate), with the same bound.
+#include <sys/socket.h>
+
+#include <array>
 #include <cstdio>
 #include <random>
 
@@ -24,6 +27,8 @@
 #include "engine/engine.h"
 #include "health/rail_monitor.h"
 #include "transport/fault/fault_rail.h"
+#include "transport/tcp/tcp_socket.h"
+#include "wire/auth_handshake.h"
 #include "wire/frame_codec.h"
 
 namespace tent {
@@ -171,6 +176,18 @@ Result<Engine::HandshakeReply> Engine::answer_hello(const wire::Frame& blob_fram
 // Authentication off: the handshake read on the socket as accepted.
 void Engine::serve_handshake(UniqueFd fd) {
     if (!set_blocking_with_timeout(fd.get(), params_.connect_timeout)) return;
+    // A peer with authentication on opens with its greeting: told why it is
+    // closed (it reports the same), rather than left with a bare close.
+    std::array<std::uint8_t, 4> head{};
+    if (::recv(fd.get(), head.data(), head.size(), MSG_PEEK | MSG_WAITALL) == static_cast<ssize_t>(head.size()) &&
+        wire::is_auth_message(head)) {
+        const auto no = wire::refusal(wire::RefusalReason::AuthMismatch);
+        (void)!::send(fd.get(), no.data(), no.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        auto peer = tcp::peer_address_of(fd.get());
+        TENT_WARN("auth-refused", "control connection from %s closed: %s",
+                  peer ? peer->to_string().c_str() : "?", wire::auth_mismatch().message().c_str());
+        return;
+    }
     auto blob = recv_frame(fd.get());
     if (!blob) {
         TENT_WARN("engine-handshake", "rejected a control connection: %s", blob.status().to_string().c_str());

@@ -12,13 +12,12 @@ namespace tent::wire {
 namespace {
 
 constexpr std::uint8_t kMagic[4] = {'T', 'N', 'T', 'A'};
+constexpr std::size_t kAuthMagicSize = sizeof kMagic;
 
 // Distinct labels per direction: a MAC one side computed never verifies as
 // the other side's.
 constexpr std::string_view kInitiatorLabel = "tent auth v3 initiator";
 constexpr std::string_view kResponderLabel = "tent auth v3 responder";
-
-constexpr std::uint8_t kRefusedVersion = 1;  // a Refusal's reason
 
 std::span<const std::uint8_t> bytes_of(std::string_view s) {
     return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
@@ -47,7 +46,11 @@ bool magic_matches(std::span<const std::uint8_t> prefix) {
 } // namespace
 
 Status check_auth_header(std::span<const std::uint8_t> prefix, AuthMessageType expected) {
+    if (is_plain_frame(prefix)) return auth_mismatch();
     if (!magic_matches(prefix)) return refused("not a tent authentication message (is the peer a tent?)");
+    if (prefix.size() > 6 && prefix[5] == static_cast<std::uint8_t>(AuthMessageType::Refusal) &&
+        prefix[6] == static_cast<std::uint8_t>(RefusalReason::AuthMismatch))
+        return auth_mismatch();
     if (prefix.size() > 5 && prefix[5] == static_cast<std::uint8_t>(AuthMessageType::Refusal))
         return Status(Code::Unsupported, "authentication refused: the peer speaks authentication version " +
                                              std::to_string(prefix[4]) + ", this side " +
@@ -68,10 +71,25 @@ bool is_other_auth_version(std::span<const std::uint8_t> prefix) {
     return prefix.size() > 4 && magic_matches(prefix) && prefix[4] != kAuthVersion;
 }
 
-RefusalBytes refusal() {
+RefusalBytes refusal(RefusalReason why) {
     RefusalBytes out{};
-    put_header(out.data(), AuthMessageType::Refusal, kRefusedVersion);
+    put_header(out.data(), AuthMessageType::Refusal, static_cast<std::uint8_t>(why));
     return out;
+}
+
+bool is_auth_message(std::span<const std::uint8_t> prefix) {
+    return prefix.size() >= kAuthMagicSize && magic_matches(prefix);
+}
+
+bool is_plain_frame(std::span<const std::uint8_t> prefix) {
+    constexpr std::uint8_t kFrameMagic[4] = {'T', 'E', 'N', 'T'};  // protocol.h's kMagic as it goes on the wire
+    return prefix.size() >= sizeof kFrameMagic && std::equal(kFrameMagic, kFrameMagic + 4, prefix.begin());
+}
+
+Status auth_mismatch() {
+    return Status(Code::Unsupported,
+                  "authentication failed: authentication is on at one end and off at the other (auth, "
+                  "tent.conf(5)): set it alike for every process of the job");
 }
 
 Result<std::size_t> answer_size(std::span<const std::uint8_t> header) {

@@ -96,12 +96,27 @@ using RefusalBytes = std::array<std::uint8_t, kRefusalSize>;
 // Checks the first kAuthHeaderSize bytes (or fewer, as far as they go) of a
 // message expected to be of type `expected`, so that garbage is refused
 // before the whole message has arrived. A Refusal from the peer is an
-// error naming both versions.
+// error naming both versions, or auth_mismatch(); so is a plain tent
+// frame where an authentication message belongs.
 Status check_auth_header(std::span<const std::uint8_t> prefix, AuthMessageType expected);
 // Whether prefix is a tent authentication header of another version (the
 // responder then sends refusal() before closing).
 bool is_other_auth_version(std::span<const std::uint8_t> prefix);
-RefusalBytes refusal();
+// Why a side refuses before closing (the Refusal's count byte).
+enum class RefusalReason : std::uint8_t {
+    OtherVersion = 1,  // another version of this handshake
+    AuthMismatch = 2,  // one side has authentication on, the other off
+};
+RefusalBytes refusal(RefusalReason why = RefusalReason::OtherVersion);
+// Whether prefix (4 bytes or more) starts with this handshake's magic: a
+// side with authentication off received a message of one with it on.
+bool is_auth_message(std::span<const std::uint8_t> prefix);
+// Whether prefix (4 bytes or more) starts with a plain tent frame's magic:
+// a side with authentication on received the opening of one with it off.
+bool is_plain_frame(std::span<const std::uint8_t> prefix);
+// What both sides report when one has authentication on and the other off
+// (rather than a bare close or "not a tent"): the fix is the same on both.
+Status auth_mismatch();
 // The whole size of the Answer whose header is `header` (kAuthHeaderSize
 // bytes), after check_auth_header.
 Result<std::size_t> answer_size(std::span<const std::uint8_t> header);

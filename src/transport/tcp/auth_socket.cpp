@@ -200,10 +200,12 @@ Result<std::unique_ptr<AuthGate>> AuthGate::create(std::shared_ptr<const JobKeyC
 
 void AuthGate::refuse(Pending& p, const Status& why) {
     ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, p.fd.get(), nullptr);
-    // Another version of tent: told so before the close, rather than left
-    // to guess (8 bytes into a fresh socket's buffer; best effort).
-    if (wire::is_other_auth_version(p.in)) {
-        const auto no = wire::refusal();
+    // Another version of tent, or a tent with authentication off: told so
+    // before the close, rather than left to guess (8 bytes into a fresh
+    // socket's buffer; best effort).
+    if (wire::is_other_auth_version(p.in) || wire::is_plain_frame(p.in)) {
+        const auto no = wire::refusal(wire::is_plain_frame(p.in) ? wire::RefusalReason::AuthMismatch
+                                                                 : wire::RefusalReason::OtherVersion);
         (void)!::send(p.fd.get(), no.data(), no.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     }
     // The peer's name only when there is something to say about it: no

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "wire/auth_handshake.h"
 #include "wire/frame_codec.h"
 #include "wire/frame_scanner.h"
 
@@ -139,7 +140,8 @@ Result<wire::Frame> recv_frame(int fd) {
     std::vector<std::uint8_t> buf;
     for (;;) {
         auto scan = wire::scan_frame(buf);
-        if (scan.state == wire::ScanState::Error) return scan.error;
+        // A side with authentication on speaks first (or refuses) in its own messages.
+        if (scan.state == wire::ScanState::Error) return wire::is_auth_message(buf) ? wire::auth_mismatch() : scan.error;
         if (scan.state == wire::ScanState::Complete) return wire::decode_frame(std::span(buf).first(scan.bytes));
         std::size_t old = buf.size();
         buf.resize(old + scan.bytes);
@@ -149,7 +151,9 @@ Result<wire::Frame> recv_frame(int fd) {
             if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
                 return Status(Code::Timeout, "control receive timed out");
             if (n < 0) return Status::from_errno(errno, "control receive");
-            if (n == 0) return Status(Code::PeerUnreachable, "control connection closed by the peer");
+            if (n == 0)
+                return wire::is_auth_message(buf) ? wire::auth_mismatch()
+                                                  : Status(Code::PeerUnreachable, "control connection closed by the peer");
             got += static_cast<std::size_t>(n);
         }
     }

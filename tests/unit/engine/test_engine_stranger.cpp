@@ -7,7 +7,9 @@
 // peer (striped writes and messages, every byte checked); every stranger is
 // closed without getting a byte (only one that sent a well-formed greeting
 // and opening frames gets their answer, and nothing is done with them
-// before a right proof); the process's descriptors
+// before a right proof; one that opens with a plain tent frame, as a tent
+// with authentication off does, gets the 8-byte refusal saying so); the
+// process's descriptors
 // return to where they were and its memory stays bounded (RSS printed);
 // the refusals are logged; and a new real peer still gets in afterwards.
 #include <criterion/criterion.h>
@@ -89,13 +91,14 @@ void send_bytes(int fd, const void* p, std::size_t n) { (void)!::send(fd, p, n, 
 
 // Reads until the engine closes the socket (or 5 s pass); returns the bytes
 // read, or -1 when the socket stayed open.
-long bytes_until_closed(int fd) {
+long bytes_until_closed(int fd, std::vector<std::uint8_t>* got = nullptr) {
     long total = 0;
     for (int i = 0; i < 1000; ++i) {
         char buf[256];
         ssize_t n = ::recv(fd, buf, sizeof buf, 0);
         if (n > 0) {
             total += n;
+            if (got) got->insert(got->end(), buf, buf + n);
             continue;
         }
         if (n == 0 || errno == ECONNRESET) return total;
@@ -157,9 +160,11 @@ struct Stranger {
         failures.push_back(name + ": " + what);
     }
 
-    // Sends bytes and expects the engine to close without sending a byte;
-    // with `then`, those bytes are an opening: the answer is read, then
-    // `then` is sent, and the engine must close.
+    // Sends bytes and expects the engine to close without sending a byte
+    // (but the refusal that tells a tent with authentication off why, when
+    // the bytes open like a plain tent frame); with `then`, those bytes are
+    // an opening: the answer is read, then `then` is sent, and the engine
+    // must close.
     void refused(const std::string& what, const std::vector<std::uint8_t>& bytes,
                  const std::vector<std::uint8_t>& then = {}) {
         int fd = dial(target);
@@ -171,10 +176,17 @@ struct Stranger {
             (void)!::recv(fd, reply, sizeof reply, MSG_DONTWAIT);
             send_bytes(fd, then.data(), then.size());
         }
-        long got = bytes_until_closed(fd);
+        std::vector<std::uint8_t> sent;
+        long got = bytes_until_closed(fd, &sent);
         ::close(fd);
         if (got < 0) return fail(what + ": the connection stayed open");
-        if (got > 0 && then.empty()) return fail(what + ": the engine sent " + std::to_string(got) + " bytes");
+        const auto mismatch = wire::refusal(wire::RefusalReason::AuthMismatch);
+        const bool told_why = wire::is_plain_frame(bytes) && then.empty() &&
+                              sent == std::vector<std::uint8_t>(mismatch.begin(), mismatch.end());
+        if (got > 0 && then.empty() && !told_why)
+            return fail(what + ": the engine sent " + std::to_string(got) + " bytes");
+        if (wire::is_plain_frame(bytes) && then.empty() && !told_why)
+            return fail(what + ": a plain tent frame was not told that this side requires authentication");
         ++closed;
     }
 

@@ -250,6 +250,22 @@ Test(auth_handshake, header_check_refuses_early) {
     cr_expect_eq(refused.code(), Code::Unsupported);
     cr_expect(refused.message().find("refused") != std::string::npos, "%s", refused.message().c_str());
     cr_expect(!check_auth_header(no, AuthMessageType::RailAccept).is_ok());
+    // A side with authentication off opens with a plain frame, and is
+    // refused with the reason: both sides then name the mismatch.
+    const std::uint8_t plain[] = {'T', 'E', 'N', 'T', 1, 2, 0, 0};
+    cr_expect(is_plain_frame(plain));
+    cr_expect(!is_plain_frame(greeting));
+    cr_expect(!is_auth_message(plain));
+    cr_expect(is_auth_message(greeting));
+    cr_expect(!is_auth_message(std::span(greeting).first(3)), "three bytes say nothing yet");
+    Status off = check_auth_header(plain, AuthMessageType::Greeting);
+    cr_expect_eq(off.code(), Code::Unsupported);
+    cr_expect(off.message().find("on at one end and off at the other") != std::string::npos, "%s",
+              off.message().c_str());
+    auto mismatch = refusal(RefusalReason::AuthMismatch);
+    Status told = check_auth_header(mismatch, AuthMessageType::Answer);
+    cr_expect_eq(told.message(), auth_mismatch().message());
+    cr_expect(refused.message() != told.message(), "a version refusal still names the versions");
     // Only an Answer has a count, and at most kMaxRailTokens.
     auto counted = greeting;
     counted[6] = 1;
