@@ -20,9 +20,12 @@ public:
     TimePoint now() const override {
         return std::chrono::time_point_cast<Duration>(std::chrono::steady_clock::now());
     }
+    // Never destroyed: an engine's progress thread may still read it while
+    // a program that did not destroy its engine runs its static destructors
+    // at exit (UBSan saw the call through a destroyed clock).
     static const SteadyClock& instance() {
-        static const SteadyClock clock;
-        return clock;
+        static const SteadyClock* clock = new SteadyClock;
+        return *clock;
     }
 };
 
