@@ -11,8 +11,8 @@ namespace tent::wire {
 
 namespace {
 
-constexpr std::uint8_t kMagic[4] = {'T', 'N', 'T', 'A'};
-constexpr std::size_t kAuthMagicSize = sizeof kMagic;
+constexpr std::uint8_t kAuthMagic[4] = {'T', 'N', 'T', 'A'};
+constexpr std::size_t kAuthMagicSize = sizeof kAuthMagic;
 
 // Distinct labels per direction: a MAC one side computed never verifies as
 // the other side's.
@@ -24,7 +24,7 @@ std::span<const std::uint8_t> bytes_of(std::string_view s) {
 }
 
 void put_header(std::uint8_t* out, AuthMessageType type, std::uint8_t count = 0) {
-    std::memcpy(out, kMagic, sizeof kMagic);
+    std::memcpy(out, kAuthMagic, sizeof kAuthMagic);
     out[4] = kAuthVersion;
     out[5] = static_cast<std::uint8_t>(type);
     out[6] = count;
@@ -39,8 +39,8 @@ Result<Mac> mac_of(std::string_view label, const HmacKey& key, const Nonce& nonc
 Status refused(const std::string& why) { return Status(Code::PeerUnreachable, "authentication failed: " + why); }
 
 bool magic_matches(std::span<const std::uint8_t> prefix) {
-    const std::size_t n = std::min<std::size_t>(prefix.size(), sizeof kMagic);
-    return std::equal(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(n), kMagic);
+    const std::size_t n = std::min<std::size_t>(prefix.size(), sizeof kAuthMagic);
+    return std::equal(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(n), kAuthMagic);
 }
 
 } // namespace
@@ -82,8 +82,11 @@ bool is_auth_message(std::span<const std::uint8_t> prefix) {
 }
 
 bool is_plain_frame(std::span<const std::uint8_t> prefix) {
-    constexpr std::uint8_t kFrameMagic[4] = {'T', 'E', 'N', 'T'};  // protocol.h's kMagic as it goes on the wire
-    return prefix.size() >= sizeof kFrameMagic && std::equal(kFrameMagic, kFrameMagic + 4, prefix.begin());
+    // A frame header starts with wire::kMagic, little-endian (protocol.h).
+    if (prefix.size() < sizeof(std::uint32_t)) return false;
+    const std::uint32_t magic = std::uint32_t{prefix[0]} | std::uint32_t{prefix[1]} << 8 |
+                                std::uint32_t{prefix[2]} << 16 | std::uint32_t{prefix[3]} << 24;
+    return magic == wire::kMagic;
 }
 
 Status auth_mismatch() {

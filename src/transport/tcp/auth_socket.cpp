@@ -203,9 +203,9 @@ void AuthGate::refuse(Pending& p, const Status& why) {
     // Another version of tent, or a tent with authentication off: told so
     // before the close, rather than left to guess (8 bytes into a fresh
     // socket's buffer; best effort).
-    if (wire::is_other_auth_version(p.in) || wire::is_plain_frame(p.in)) {
-        const auto no = wire::refusal(wire::is_plain_frame(p.in) ? wire::RefusalReason::AuthMismatch
-                                                                 : wire::RefusalReason::OtherVersion);
+    const bool plain_frame = wire::is_plain_frame(p.in);
+    if (plain_frame || wire::is_other_auth_version(p.in)) {
+        const auto no = wire::refusal(plain_frame ? wire::RefusalReason::AuthMismatch : wire::RefusalReason::OtherVersion);
         (void)!::send(p.fd.get(), no.data(), no.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     }
     // The peer's name only when there is something to say about it: no
