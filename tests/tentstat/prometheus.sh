@@ -8,7 +8,9 @@ set -u
 command -v promtool >/dev/null || skip "promtool (Debian package prometheus) not installed"
 
 start_server
-start_client --op write --size 64K --depth 8 --duration 8 --rails mlx5_0,mlx5_1
+# Long enough to outlast every check below (8 s did not, on a loaded machine:
+# with no tent process left, the textfile is empty); ended at the test's exit.
+start_client --op write --size 64K --depth 8 --duration 60 --rails mlx5_0,mlx5_1
 wait_bytes mlx5_1: 0 20
 # Failures on mlx5_1: failovers to count and a paused rail.
 ctl fail "$client_pid" mlx5_1 IBV_WC_RETRY_EXC_ERR --prob 0.3
@@ -44,6 +46,7 @@ writer=$bg_last
 wait_for 5 test -s "$tmp/textfile/tent.prom" || fail "no $tmp/textfile/tent.prom within 5 s"
 for i in $(seq 1 40); do
     cp "$tmp/textfile/tent.prom" "$tmp/read.prom"
+    [ -s "$tmp/read.prom" ] || fail "read $i: the textfile is empty (client $(kill -0 "$client_pid" 2>/dev/null && echo alive || echo gone), server $(kill -0 "$server_pid" 2>/dev/null && echo alive || echo gone))"
     # Whole: it ends with a complete line, and starts with the first family's HELP.
     [ "$(tail -c 1 "$tmp/read.prom" | od -An -c | tr -d ' ')" = '\n' ] || fail "read $i: the textfile ends mid-line"
     head -n 1 "$tmp/read.prom" | grep -q '^# HELP tent_rail_bytes_total ' || fail "read $i: the textfile's first line: $(head -n 1 "$tmp/read.prom")"
