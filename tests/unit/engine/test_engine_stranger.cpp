@@ -309,7 +309,7 @@ Test(engine_stranger, strangers_are_refused_while_the_real_peer_is_served, .time
     // address blob and a Hello, a rail port a Hello naming one TCP rail.
     constexpr std::uint64_t kStrangerConnection = 0x5712a9e5;
     std::vector<std::uint8_t> control_opening = blob_frame;
-    auto control_hello = wire::encode_frame(wire::Frame{0, 0, kStrangerConnection, 0, wire::Hello{.engine_id = 0x5712}});
+    auto control_hello = wire::encode_frame(wire::Frame{0, 0, kStrangerConnection, 0, wire::Hello{.engine_id = 0x5712, .rails = {}}});
     cr_assert(control_hello.is_ok());
     control_opening.insert(control_opening.end(), control_hello->begin(), control_hello->end());
     auto rail_hello = wire::encode_frame(wire::Frame{

@@ -31,7 +31,7 @@ inline Source api_source() {
 
 inline RailEndpoints rail_ep(const char* dev, int port, const char* peer = "peer", const char* rdev = "mlx5_0",
                              int rport = 1) {
-    return RailEndpoints{dev, port, peer, rdev, rport};
+    return RailEndpoints{dev, port, peer, rdev, rport, {}};
 }
 
 // Everything logged while it lives, at the given level.
