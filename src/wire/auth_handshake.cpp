@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "wire/byte_reader.h"
 #include "wire/protocol.h"
 
 namespace tent::wire {
@@ -82,11 +83,10 @@ bool is_auth_message(std::span<const std::uint8_t> prefix) {
 }
 
 bool is_plain_frame(std::span<const std::uint8_t> prefix) {
-    // A frame header starts with wire::kMagic, little-endian (protocol.h).
-    if (prefix.size() < sizeof(std::uint32_t)) return false;
-    const std::uint32_t magic = std::uint32_t{prefix[0]} | std::uint32_t{prefix[1]} << 8 |
-                                std::uint32_t{prefix[2]} << 16 | std::uint32_t{prefix[3]} << 24;
-    return magic == wire::kMagic;
+    // A frame header starts with wire::kMagic, read as frame_header.cpp does.
+    std::uint32_t magic = 0;
+    ByteReader r(prefix);
+    return r.u32(magic, "magic") && magic == wire::kMagic;
 }
 
 Status auth_mismatch() {
