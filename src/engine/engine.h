@@ -221,6 +221,7 @@ private:
     // New control connections (their handshakes) and the providers' new
     // rail sockets: on the progress thread only, as both block.
     void accept_connections();
+    void sweep_early_rails(TimePoint now);  // closes the early rails past their time
     void serve_handshake(UniqueFd fd);
     // The HelloAck for a peer's AddressBlob and Hello frames, and the
     // connection it describes, not yet added (engine_connect.cpp).

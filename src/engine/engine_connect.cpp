@@ -272,9 +272,21 @@ void Engine::add_rail(Connection& conn, NewRail rail) {
 void Engine::adopt_rail(std::uint64_t connection_id, NewRail rail) {
     auto it = connections_.find(connection_id);
     if (it == connections_.end()) {
+        bool departed = false;
+        {
+            std::lock_guard lock(mutex_);
+            departed = unreachable_.count(connection_id) > 0;
+        }
+        if (departed) {
+            // Re-dialled by a peer whose connection has since been released
+            // (its re-arm crossed its departure): nothing will claim it, and
+            // waiting would hold its socket for connect_timeout_ms.
+            TENT_DEBUG("rail-dropped", "rail %s: its peer has departed", rail.rail->name().c_str());
+            return;
+        }
         // Its connection's Proof may still be on the way: the rail waits.
         const TimePoint now = clock_.now();
-        std::erase_if(early_rails_, [now](const EarlyRail& e) { return e.until <= now; });
+        sweep_early_rails(now);
         if (early_rails_.size() < kMaxEarlyRails)
             early_rails_.push_back(EarlyRail{connection_id, std::move(rail), now + params_.connect_timeout});
         return;

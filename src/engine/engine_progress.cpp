@@ -61,6 +61,10 @@ bool Engine::progress_once() {
     }
     if (!deferred_.empty()) retry_deferred();
     if (service) release_departed();  // peers found unreachable while serving their control channels
+    // Early rails whose connection never came (adopt_rail), on every
+    // service turn: also while an application drives and nothing new is
+    // accepted.
+    if (service && !early_rails_.empty()) sweep_early_rails(start);
     const TimePoint now = clock_.now();
     if (service) {
         service_due_ = false;
@@ -249,9 +253,10 @@ void Engine::accept_connections() {
             for (auto& p : providers_) p->enter_rail_tokens(id, held->rail_tokens);
     }
     for (auto& p : providers_) p->poll_incoming(*this);  // the providers' own rail listeners
-    // Early rails whose connection never came (adopt_rail).
-    if (!early_rails_.empty())
-        std::erase_if(early_rails_, [now](const EarlyRail& e) { return e.until <= now; });
+}
+
+void Engine::sweep_early_rails(TimePoint now) {
+    std::erase_if(early_rails_, [now](const EarlyRail& e) { return e.until <= now; });
 }
 
 void Engine::mark_unreachable(Connection& conn, const Status& why) {
