@@ -5,11 +5,17 @@
 #pragma once
 
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -18,6 +24,8 @@
 
 #include "../unit/engine/engine_pair.h"
 #include "engine/default_providers.h"
+#include "wire/frame_codec.h"
+#include "wire/protocol.h"
 
 namespace tent::test {
 
@@ -59,6 +67,34 @@ inline std::uint64_t rail_bytes(Engine& e, const char* prefix) {
     auto all = e.rail_stats();
     const RailStats* s = stats_of(all, prefix);
     return s ? s->bytes : 0;
+}
+
+// The addresses an engine advertises: its control port first, then its
+// TCP rails.
+inline std::vector<wire::TcpAddress> advertised_tcp_addresses(const Engine& e) {
+    auto blob = wire::decode_frame(e.address());
+    cr_assert(blob.is_ok());
+    auto addresses = std::get<wire::AddressBlob>(blob->body).tcp;
+    cr_assert_geq(addresses.size(), 2u, "the engine advertises a control and a rail address");
+    return addresses;
+}
+
+// A raw TCP connection to one of those addresses, as a stranger or a
+// peer's engine would open it; every read on it gives up after 5 s.
+// -1 when nothing listens there.
+inline int dial_tcp(const wire::TcpAddress& a) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(a.port);
+    std::memcpy(&sa.sin_addr, a.addr.data(), 4);
+    timeval tv{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 // a connected to b.

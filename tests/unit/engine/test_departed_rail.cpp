@@ -6,14 +6,11 @@
 // while nothing else arrives. Authentication is off, so that the test can
 // open a rail socket with a bare Hello, as the peer's re-dial would.
 #include <criterion/criterion.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 
 #include "../../support/tcp_engine_pair.h"
 #include "wire/frame_codec.h"
@@ -27,19 +24,6 @@ namespace {
 
 constexpr int kConnectTimeoutMs = 10000;
 
-int dial(const wire::TcpAddress& a) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(a.port);
-    std::memcpy(&sa.sin_addr, a.addr.data(), 4);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
-        ::close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 // Opens a rail socket to `rail` with the Hello a peer's engine sends for
 // rail 0 of `connection`.
 int open_rail(const wire::TcpAddress& rail, std::uint64_t connection) {
@@ -48,7 +32,7 @@ int open_rail(const wire::TcpAddress& rail, std::uint64_t connection) {
         .connection_id = connection,
         .body = wire::Hello{.engine_id = 0x5eed, .rails = {wire::RailInfo{.rail_id = 0, .kind = wire::RailKind::Tcp}}}});
     cr_assert(hello.is_ok());
-    int fd = dial(rail);
+    int fd = dial_tcp(rail);
     cr_assert_geq(fd, 0, "cannot reach the rail listener");
     cr_assert_eq(::send(fd, hello->data(), hello->size(), MSG_NOSIGNAL), static_cast<ssize_t>(hello->size()));
     return fd;
@@ -84,10 +68,7 @@ Config departed_config() {
 Test(departed_rail, a_rail_for_a_released_connection_is_closed_at_once, .timeout = 90) {
     TcpPair p(departed_config());
     Engine& b = *p.b;
-    auto blob = wire::decode_frame(b.address());
-    cr_assert(blob.is_ok());
-    const auto& addresses = std::get<wire::AddressBlob>(blob->body).tcp;
-    cr_assert_geq(addresses.size(), 2u, "b advertises a control and a rail address");
+    const auto addresses = advertised_tcp_addresses(b);
     {
         CheckedStream stream(*p.a, p.peer, b, 1000);
         for (int i = 0; i < 3; ++i) stream.round();

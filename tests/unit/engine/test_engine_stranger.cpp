@@ -13,9 +13,7 @@
 // return to where they were and its memory stays bounded (RSS printed);
 // the refusals are logged; and a new real peer still gets in afterwards.
 #include <criterion/criterion.h>
-#include <arpa/inet.h>
 #include <dirent.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -70,21 +68,6 @@ long rss_kib() {
     for (std::string line; std::getline(in, line);)
         if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
     return -1;
-}
-
-int dial(const wire::TcpAddress& a) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(a.port);
-    std::memcpy(&sa.sin_addr, a.addr.data(), 4);
-    timeval tv{5, 0};  // every read below is bounded
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
-        ::close(fd);
-        return -1;
-    }
-    return fd;
 }
 
 void send_bytes(int fd, const void* p, std::size_t n) { (void)!::send(fd, p, n, MSG_NOSIGNAL); }
@@ -167,7 +150,7 @@ struct Stranger {
     // must close.
     void refused(const std::string& what, const std::vector<std::uint8_t>& bytes,
                  const std::vector<std::uint8_t>& then = {}) {
-        int fd = dial(target);
+        int fd = dial_tcp(target);
         if (fd < 0) return fail(what + ": cannot connect (the engine stopped listening?)");
         if (!bytes.empty()) send_bytes(fd, bytes.data(), bytes.size());
         if (!then.empty()) {
@@ -202,7 +185,7 @@ struct Stranger {
     // `wait_close`, which waits for the engine to close first.
     Handshake handshake(const JobKey& key, std::uint8_t seed, bool wait_close) {
         Handshake h;
-        int fd = dial(target);
+        int fd = dial_tcp(target);
         if (fd < 0) return h;
         wire::AuthInitiator me(nonce(seed));
         auto greeting = me.greeting();
@@ -265,7 +248,7 @@ struct Stranger {
     void slow_loris(int connections) {
         std::vector<int> fds;
         for (int i = 0; i < connections; ++i)
-            if (int fd = dial(target); fd >= 0) fds.push_back(fd);
+            if (int fd = dial_tcp(target); fd >= 0) fds.push_back(fd);
         const char header[] = "TNTA";
         for (int step = 0; step < 4; ++step) {
             for (int fd : fds) send_bytes(fd, header + step, 1);
@@ -292,10 +275,7 @@ Test(engine_stranger, strangers_are_refused_while_the_real_peer_is_served, .time
     TcpPair p(config);
     Engine& b = *p.b;
 
-    auto blob = wire::decode_frame(b.address());
-    cr_assert(blob.is_ok());
-    const auto& addresses = std::get<wire::AddressBlob>(blob->body).tcp;
-    cr_assert_geq(addresses.size(), 2u, "b advertises a control and a rail address");
+    const auto addresses = advertised_tcp_addresses(b);
 
     CheckedStream stream(*p.a, p.peer, b, 1000);
     for (int i = 0; i < 3; ++i) stream.round();  // warm: buffers and rails in place
