@@ -118,6 +118,9 @@ public:
                                                                 std::uint16_t access);
     Status deregister_memory(std::uint64_t registration_id);
 
+    // The connection with the engine at peer_address: the one this pair of
+    // engines already has, whichever opened it, or a new one
+    // (connection_pairing.h).
     Result<PeerId> connect(std::span<const std::uint8_t> peer_address);
     // Replaces the job's key (tent_engine_set_job_key): used by every
     // handshake from now on, including those waiting for it.
@@ -232,7 +235,15 @@ private:
         // rails, entered once the Proof is right (wire/auth_handshake.h).
         std::vector<wire::RailToken> rail_tokens;
     };
+    // A reply without a connection answers Crossed: the pair's connection is another.
     Result<HandshakeReply> answer_hello(const wire::Frame& blob_frame, const wire::Frame& hello_frame);
+    // connect() after a Crossed answer: the pair's connection once it is
+    // live here, waiting no later than deadline. mutex_ held by lock.
+    std::optional<PeerId> pair_connection(std::unique_lock<std::mutex>& lock, std::uint64_t engine, TimePoint deadline);
+    // mutex_ held: the pair's connection with that engine, if it is live.
+    std::optional<PeerId> live_pair_locked(std::uint64_t engine) const;
+    // mutex_ held: by_engine_ learns conn (the first live one stays).
+    void note_pair_locked(std::uint64_t engine, PeerId conn);
     // A control socket whose peer proved the job's key, with what answer_hello() made for it.
     // False when refused (its id already in use).
     bool admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn);
@@ -347,6 +358,15 @@ private:
     std::vector<std::unique_ptr<Connection>> connecting_;  // built by connect(), not yet adopted
     std::set<PeerId> peers_;             // every connection ever made
     std::set<PeerId> unreachable_;
+    // One connection per pair of engines (connection_pairing.h), by the
+    // peer's engine id: the live connection with it, this engine's dial to
+    // it under way, and until when a Hello of its accepted here may still
+    // prove itself. connection_known_ wakes a connect() waiting on them.
+    std::map<std::uint64_t, PeerId> by_engine_;
+    std::map<std::uint64_t, PeerId> dialing_;
+    std::map<std::uint64_t, TimePoint> answered_;
+    static constexpr std::size_t kMaxAnsweredHellos = 1024;
+    std::condition_variable connection_known_;
     std::deque<EngineCompletion> completions_;
     // wait() sleeps on it; push_completion() notifies only when someone
     // waits, so a polling application costs no system call per completion.

@@ -12,7 +12,10 @@
 // socket that arrives before the Proof waits for it in the provider's
 // gate). A rail that authenticated with the whole challenge-response before
 // its connection arrived waits in adopt_rail.
-// The initiator blocks for at most connect_timeout_ms; the
+// A pair of engines shares one connection (connection_pairing.h): connect()
+// returns the one the pair has, and a responder answers Crossed to a Hello
+// when the pair's connection is another; the initiator then waits for that
+// one. The initiator blocks for at most connect_timeout_ms in all; the
 // responder serves the handshake on the progress thread, without blocking
 // while the peer has not proved itself (AuthGate), with the same bound.
 #include <sys/socket.h>
@@ -23,6 +26,7 @@
 
 #include "common/log.h"
 #include "engine/connection.h"
+#include "engine/connection_pairing.h"
 #include "transport/tcp/control_socket.h"
 #include "engine/engine.h"
 #include "health/rail_monitor.h"
@@ -68,18 +72,81 @@ RailContext Engine::context_for(std::size_t provider, std::uint64_t connection_i
     return ctx;
 }
 
+std::optional<PeerId> Engine::pair_connection(std::unique_lock<std::mutex>& lock, std::uint64_t engine,
+                                              TimePoint deadline) {
+    for (;;) {
+        if (auto live = live_pair_locked(engine)) return live;
+        if (SteadyClock::instance().now() >= deadline) return std::nullopt;
+        connection_known_.wait_until(lock, deadline);
+    }
+}
+
+std::optional<PeerId> Engine::live_pair_locked(std::uint64_t engine) const {
+    auto it = by_engine_.find(engine);
+    if (it == by_engine_.end() || unreachable_.count(it->second)) return std::nullopt;
+    return it->second;
+}
+
+void Engine::note_pair_locked(std::uint64_t engine, PeerId conn) {
+    answered_.erase(engine);
+    auto [it, added] = by_engine_.try_emplace(engine, conn);
+    if (!added && unreachable_.count(it->second)) it->second = conn;
+    connection_known_.notify_all();
+}
+
 Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
     auto blob = expect_body<wire::AddressBlob>(wire::decode_frame(peer_address), "an address blob");
     if (!blob) return blob.status();
     if (blob->tcp.empty()) return Status(Code::InvalidArgument, "address blob has no control address");
+    const TimePoint deadline = SteadyClock::instance().now() + params_.connect_timeout;
+    // At least 1 ms: a socket timeout of 0 would mean none.
+    auto remaining = [&deadline] {
+        return std::max<Duration>(std::chrono::milliseconds(1), deadline - SteadyClock::instance().now());
+    };
+    const std::uint64_t conn_id = new_connection_id();
+    const std::uint64_t peer_engine = blob->engine_id;
+    const bool paired = peer_engine != blob_.engine_id;  // an engine connected to itself has no pair
+    auto timed_out = [&](const char* what) {
+        return Status(Code::Timeout, "connecting to " + blob->hostname + ": " + what + " within connect_timeout_ms");
+    };
+    // The pair's connection when it has one, or one on its way (this
+    // engine's own dial from another thread, or the peer's, answered here).
+    if (paired) {
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            DialState state;
+            const auto live = live_pair_locked(peer_engine);
+            state.live = live.has_value();
+            state.dialing = dialing_.count(peer_engine) > 0;
+            auto answered = answered_.find(peer_engine);
+            state.answer_pending = answered != answered_.end() && answered->second > SteadyClock::instance().now();
+            const DialStep step = next_dial_step(state);
+            if (step == DialStep::Reuse) return *live;
+            if (step == DialStep::Dial) break;
+            if (SteadyClock::instance().now() >= deadline) return timed_out("the connection under way did not arrive");
+            connection_known_.wait_until(lock, state.answer_pending ? std::min(deadline, answered->second) : deadline);
+        }
+        dialing_[peer_engine] = conn_id;
+    }
+    // However the dial ends, a connect() waiting behind it looks again.
+    struct DialMark {
+        Engine& e;
+        std::uint64_t peer_engine;
+        bool on;
+        ~DialMark() {
+            if (!on) return;
+            std::lock_guard lock(e.mutex_);
+            e.dialing_.erase(peer_engine);
+            e.connection_known_.notify_all();
+        }
+    } dial_mark{*this, peer_engine, paired};
+
     auto auth = tcp::AuthProver::start(*job_key_);
     if (!auth) return Status(auth.status().code(), "connecting to " + blob->hostname + ": " + auth.status().message());
-    auto fd = connect_control(blob->tcp[0], params_.connect_timeout);
+    auto fd = connect_control(blob->tcp[0], remaining());
     if (!fd) return fd.status();
-    if (Status s = set_blocking_with_timeout(fd->get(), params_.connect_timeout); !s) return s;
-    const TimePoint deadline = SteadyClock::instance().now() + params_.connect_timeout;
+    if (Status s = set_blocking_with_timeout(fd->get(), remaining()); !s) return s;
 
-    const std::uint64_t conn_id = new_connection_id();
     wire::Hello hello;
     hello.engine_id = blob_.engine_id;
     std::vector<std::pair<std::uint16_t, std::uint16_t>> ranges;  // per provider: [first, end)
@@ -100,6 +167,20 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
         return Status(s.code(), "connecting to " + blob->hostname + ": " + s.message());
     auto ack = expect_body<wire::HelloAck>(recv_frame(fd->get()), "HelloAck");
     if (!ack) return ack.status();
+    if (ack->result == wire::HelloResult::Crossed && paired) {
+        // The peer's own dial to this engine goes on: its connection is the pair's.
+        fd->reset();
+        std::unique_lock lock(mutex_);
+        dialing_.erase(peer_engine);
+        dial_mark.on = false;
+        connection_known_.notify_all();
+        if (auto pair = pair_connection(lock, peer_engine, deadline)) {
+            TENT_DEBUG("engine-connect", "%s dialled this engine at the same time: its connection serves both",
+                       blob->hostname.c_str());
+            return *pair;
+        }
+        return timed_out("the peer answered that it dials this engine itself, and its connection did not arrive");
+    }
     if (ack->result != wire::HelloResult::Accepted)
         return Status(Code::PeerUnreachable, "peer refused the connection");
 
@@ -128,6 +209,7 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
     {
         std::lock_guard lock(mutex_);
         peers_.insert(conn_id);
+        if (paired) note_pair_locked(peer_engine, conn_id);
         connecting_.push_back(std::move(conn));
         wake_progress_locked();
     }
@@ -142,6 +224,24 @@ Result<Engine::HandshakeReply> Engine::answer_hello(const wire::Frame& blob_fram
     if (!hello) return Status(Code::InvalidArgument, "control channel: no Hello from " + blob->hostname);
     const std::uint64_t conn_id = hello_frame.connection_id;
     if (connections_.count(conn_id)) return Status(Code::AlreadyExists, "a connection id already in use");
+    {
+        std::lock_guard lock(mutex_);
+        PairingState state;
+        state.live = live_pair_locked(blob->engine_id).has_value();
+        state.dialing = dialing_.count(blob->engine_id) > 0;
+        if (answer_for_hello(blob_.engine_id, blob->engine_id, state) == HelloAnswer::Crossed) {
+            TENT_DEBUG("hello-crossed", "%s: this pair's connection is another (%s)", blob->hostname.c_str(),
+                       state.live ? "live" : "dialled from here");
+            wire::HelloAck crossed{.engine_id = blob_.engine_id, .result = wire::HelloResult::Crossed, .version = 0, .rails = {}};
+            return HandshakeReply{wire::Frame{0, 0, conn_id, 0, crossed}, nullptr, {}};
+        }
+        // A connect() to this engine now waits for the Proof rather than
+        // dialling a second connection. Bounded: anyone may send a Hello.
+        const TimePoint now = SteadyClock::instance().now();
+        std::erase_if(answered_, [now](const auto& a) { return a.second <= now; });
+        if (blob->engine_id != blob_.engine_id && answered_.size() < kMaxAnsweredHellos)
+            answered_[blob->engine_id] = now + params_.connect_timeout;
+    }
 
     auto conn = std::make_unique<Connection>();
     conn->id = conn_id;
@@ -208,7 +308,7 @@ void Engine::serve_handshake(UniqueFd fd) {
                   s.to_string().c_str());
         return;
     }
-    admit_proven(std::move(fd), std::move(reply->conn));
+    if (reply->conn) admit_proven(std::move(fd), std::move(reply->conn));
 }
 
 bool Engine::admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn) {
@@ -219,6 +319,7 @@ bool Engine::admit_proven(UniqueFd fd, std::unique_ptr<Connection> conn) {
     {
         std::lock_guard lock(mutex_);
         peers_.insert(conn->id);
+        if (conn->peer.engine_id != blob_.engine_id) note_pair_locked(conn->peer.engine_id, conn->id);
     }
     add_connection(std::move(conn));
     return true;

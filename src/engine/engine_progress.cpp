@@ -246,6 +246,7 @@ void Engine::accept_connections() {
             continue;
         }
         auto held = std::any_cast<std::shared_ptr<HandshakeReply>>(admitted.held);
+        if (!held->conn) continue;  // answered Crossed: nothing to admit
         const std::uint64_t id = held->conn->id;
         // Its rails' tokens are good from now on: the rail sockets that
         // wait for them are answered just below (poll_incoming).
@@ -265,6 +266,8 @@ void Engine::mark_unreachable(Connection& conn, const Status& why) {
     {
         std::lock_guard lock(mutex_);
         unreachable_.insert(conn.id);
+        if (auto pair = by_engine_.find(conn.peer.engine_id); pair != by_engine_.end() && pair->second == conn.id)
+            by_engine_.erase(pair);
         callback = unreachable_callback_;
     }
     TENT_INFO("peer-unreachable", "peer %s: %s", conn.peer.hostname.c_str(), why.to_string().c_str());

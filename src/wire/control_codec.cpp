@@ -171,6 +171,7 @@ Status validate_body(const HelloAck& b) {
         return validate_rails(t, b.rails);
     case HelloResult::VersionMismatch:
     case HelloResult::Refused:
+    case HelloResult::Crossed:
         if (b.version != 0) return invalid(t, "not accepted but names version " + std::to_string(b.version));
         if (!b.rails.empty()) return invalid(t, "not accepted but lists " + std::to_string(b.rails.size()) + " rails");
         return Status::ok();

@@ -29,6 +29,8 @@ enum class HelloResult : uint8_t {
     Accepted = 0,
     VersionMismatch = 1, // no common protocol version
     Refused = 2,         // e.g. shutting down, or too many connections
+    Crossed = 3,         // the pair already has (or is making) its connection: use that one
+                         // (engine/connection_pairing.h)
 };
 
 // Answer to Hello. When accepted: the version both sides now speak and the

@@ -68,7 +68,8 @@ took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) }')
 [ "$took" -le "$limit" ] || { tail -40 "$MPI_TMP/out"; fail "the job took $took s to end, more than $limit s"; }
 grep -q "The tent BTL lost every path to a peer process" "$MPI_TMP/out" ||
     { tail -40 "$MPI_TMP/out"; fail "no message from the component"; }
-for rail in "mlx5_0:1 -> " "mlx5_1:1 -> " "tcp 127.0.0.2 -> "; do
+# A TCP rail is named from the side that dialled it (->) or accepted it (<-).
+for rail in "mlx5_0:1 -> " "mlx5_1:1 -> " "tcp 127.0.0.2 \(->\|<-\) "; do
     grep -q "rail [0-9]*: $rail" "$MPI_TMP/out" || { tail -40 "$MPI_TMP/out"; fail "the message does not name the rail $rail"; }
 done
 grep -q "Peer process: \[\[[0-9]*,[0-9]*\],[01]\] on " "$MPI_TMP/out" || { tail -40 "$MPI_TMP/out"; fail "the message does not name the peer"; }

@@ -79,6 +79,7 @@ run_under_hca_faults() {
         kill -0 $job 2>/dev/null || return 1
         kill $job
         cat "$MPI_TMP/ctl"
+        tail -40 "$out"
         fail "simverbs-ctl $*"
     }
     pause() { local t; for ((t = 0; t < $1 * 10; t++)); do kill -0 $job 2>/dev/null || return 1; sleep 0.1; done; }

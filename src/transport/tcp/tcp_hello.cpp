@@ -102,7 +102,9 @@ Result<TcpHelloAnswer> tcp_hello_read_answer(int fd, const TcpRailHello& hello, 
     case wire::HelloResult::Accepted: break;
     case wire::HelloResult::VersionMismatch:
         return Status(Code::Unsupported, "tcp hello: peer speaks no common protocol version");
-    case wire::HelloResult::Refused: return Status(Code::RailDown, "tcp hello: peer refused the rail");
+    case wire::HelloResult::Refused:
+    case wire::HelloResult::Crossed:  // never said of a rail
+        return Status(Code::RailDown, "tcp hello: peer refused the rail");
     }
     if (ack->rails.size() != 1 || ack->rails[0].rail_id != hello.rail.rail_id ||
         ack->rails[0].kind != wire::RailKind::Tcp)

@@ -104,7 +104,7 @@ Test(frame_roundtrip, hello_and_ack_bounds) {
     ack.version = 255;
     ack.rails = max_rails();
     expect_round_trip(make_frame(ack), "accepted hello ack with the most rails");
-    for (auto result : {HelloResult::VersionMismatch, HelloResult::Refused}) {
+    for (auto result : {HelloResult::VersionMismatch, HelloResult::Refused, HelloResult::Crossed}) {
         HelloAck no;
         no.engine_id = 9;
         no.result = result;
