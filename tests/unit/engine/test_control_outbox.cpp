@@ -135,10 +135,14 @@ Test(control_outbox, a_closed_socket_is_an_error_not_a_signal) {
 namespace {
 
 // A peer of b that completes the handshake with no rails, then floods b
-// with SyncRequests and never reads b's replies.
+// with SyncRequests and never reads b's replies. It introduces itself with
+// a copy of some engine's address blob under an engine id of its own: b
+// keeps one connection per engine, and would send a peer that claims an
+// engine already connected to it back to that connection (Crossed).
 class DeafPeer {
 public:
     static constexpr std::uint64_t kConnectionId = 0x5eed5eed5eedull;
+    static constexpr std::uint64_t kEngineId = 0x5eed;
 
     DeafPeer(Engine& b, std::span<const std::uint8_t> some_blob, const Config& config) {
         auto frame = wire::decode_frame(b.address());
@@ -161,16 +165,23 @@ public:
         auto auth = tcp::AuthProver::start(**keys);
         cr_assert(auth.is_ok(), "%s", auth.status().to_string().c_str());
         wire::Hello hello;
-        hello.engine_id = 0x5eed;
+        hello.engine_id = kEngineId;
         auto hello_bytes = wire::encode_frame(wire::Frame{0, 0, kConnectionId, 0, hello});
         cr_assert(hello_bytes.is_ok());
-        std::vector<std::uint8_t> opening(some_blob.begin(), some_blob.end());
+        auto own_blob = wire::decode_frame(some_blob);
+        cr_assert(own_blob.is_ok());
+        std::get<wire::AddressBlob>(own_blob->body).engine_id = kEngineId;
+        auto own_blob_bytes = wire::encode_frame(*own_blob);
+        cr_assert(own_blob_bytes.is_ok());
+        std::vector<std::uint8_t> opening(own_blob_bytes->begin(), own_blob_bytes->end());
         opening.insert(opening.end(), hello_bytes->begin(), hello_bytes->end());
         const auto deadline = SteadyClock::instance().now() + std::chrono::seconds(10);
         cr_assert(auth->open(fd_, opening, deadline).is_ok());
         cr_assert(auth->prove(fd_, deadline).is_ok());
         auto ack = recv_frame(fd_);
-        cr_assert(ack.is_ok() && std::holds_alternative<wire::HelloAck>(ack->body), "b did not accept the deaf peer");
+        cr_assert(ack.is_ok() && std::holds_alternative<wire::HelloAck>(ack->body) &&
+                      std::get<wire::HelloAck>(ack->body).result == wire::HelloResult::Accepted,
+                  "b did not accept the deaf peer");
         flooder_ = std::thread([this] { flood(); });
     }
     ~DeafPeer() {
