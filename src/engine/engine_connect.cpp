@@ -133,12 +133,14 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
         Engine& e;
         std::uint64_t peer_engine;
         bool on;
-        ~DialMark() {
+        void end() {
             if (!on) return;
+            on = false;
             std::lock_guard lock(e.mutex_);
             e.dialing_.erase(peer_engine);
             e.connection_known_.notify_all();
         }
+        ~DialMark() { end(); }
     } dial_mark{*this, peer_engine, paired};
 
     auto auth = tcp::AuthProver::start(*job_key_);
@@ -170,10 +172,8 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
     if (ack->result == wire::HelloResult::Crossed && paired) {
         // The peer's own dial to this engine goes on: its connection is the pair's.
         fd->reset();
+        dial_mark.end();
         std::unique_lock lock(mutex_);
-        dialing_.erase(peer_engine);
-        dial_mark.on = false;
-        connection_known_.notify_all();
         if (auto pair = pair_connection(lock, peer_engine, deadline)) {
             TENT_DEBUG("engine-connect", "%s dialled this engine at the same time: its connection serves both",
                        blob->hostname.c_str());
