@@ -354,6 +354,10 @@ std::vector<RailStats> Engine::rail_stats() const {
 }
 
 void Engine::push_completion(EngineCompletion c) {
+    if (in_turn_) {
+        turn_completions_.push_back(std::move(c));
+        return;
+    }
     bool waiters;
     {
         std::lock_guard lock(mutex_);

@@ -322,6 +322,12 @@ private:
     void on_send_credit(Connection& conn, const wire::SendCredit& credit);
     void start_credit_waiting(Connection& conn);
     void push_completion(EngineCompletion c);
+    // Ends a turn: the statistics (when anything changed) and the turn's
+    // completions become visible together, so a completion the application
+    // sees is already counted in rail_stats().
+    void publish_turn(bool refresh);
+    std::vector<RailStats> collect_stats();
+    // Outside a turn, publishes the statistics now; in one, at its end.
     void refresh_stats();
 
     const Config config_;
@@ -453,6 +459,9 @@ private:
     static constexpr auto kWatchStep = std::chrono::milliseconds(100);
     WatchedTime watched_{kWatchStep, clock_.now()};
     bool stats_stale_ = false;  // requests started outside a turn: rail_stats() lags
+    // Completions found during the running turn, published by publish_turn().
+    bool in_turn_ = false;
+    std::vector<EngineCompletion> turn_completions_;
 
     std::atomic<bool> stop_{false};
     std::thread thread_;

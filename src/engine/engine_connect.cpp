@@ -124,7 +124,10 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
             if (step == DialStep::Reuse) return *live;
             if (step == DialStep::Dial) break;
             if (SteadyClock::instance().now() >= deadline) return timed_out("the connection under way did not arrive");
-            connection_known_.wait_until(lock, state.answer_pending ? std::min(deadline, answered->second) : deadline);
+            // A copy: wait_until reads its deadline again after waking, when
+            // the answered entry may be gone.
+            const TimePoint until = state.answer_pending ? std::min(deadline, answered->second) : deadline;
+            connection_known_.wait_until(lock, until);
         }
         dialing_[peer_engine] = conn_id;
     }

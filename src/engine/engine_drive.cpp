@@ -203,12 +203,11 @@ bool Engine::prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms) {
     bool found = false;
     for (auto& [id, conn] : connections_)
         for (auto& r : conn->rails) r.rail.rail->prepare_to_wait();
+    in_turn_ = true;  // what this look finds is published as a turn's
     for (auto& [id, conn] : connections_)
         for (std::size_t r = 0; r < conn->rails.size(); ++r) found = drain_rail(*conn, r) || found;
-    if (found) {
-        refresh_stats();  // as after any turn that found work
-        return false;
-    }
+    publish_turn(found || stats_stale_ || !turn_completions_.empty());
+    if (found) return false;
     {
         std::lock_guard lock(mutex_);
         if (!submitted_.empty() || !connecting_.empty() || recvs_changed_) return false;

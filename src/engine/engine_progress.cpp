@@ -34,6 +34,7 @@ bool Engine::progress_once() {
         recvs_changed_ = false;
     }
     bool busy = !submitted.empty() || !connected.empty();
+    in_turn_ = true;
     const TimePoint start = clock_.now();  // one reading for the turn's start (clock reads show in profiles)
     watched_.look(start);
     if (start - last_service_ >= kServiceInterval) service_due_ = true;
@@ -82,7 +83,7 @@ bool Engine::progress_once() {
         care_for_rails(*conn, due, now);
         expire_syncs(*conn, now);
     }
-    if (busy || recvs_changed || stats_stale_) refresh_stats();
+    publish_turn(busy || recvs_changed || stats_stale_ || !turn_completions_.empty());
     if (stats_publisher_) publish_stats(now);
     if (busy) last_busy_ = now;  // progress_spin counts from here
     return busy;
@@ -281,7 +282,7 @@ void Engine::mark_unreachable(Connection& conn, const Status& why) {
     if (callback) callback(conn.id, why);
 }
 
-void Engine::refresh_stats() {
+std::vector<RailStats> Engine::collect_stats() {
     std::vector<RailStats> stats;
     const TimePoint now = clock_.now();
     // Gauges take a lock and a map lookup per rail: at most every 10 ms.
@@ -301,8 +302,34 @@ void Engine::refresh_stats() {
             metrics_->set_ewma_bandwidth(name, r.ewma_bw);
         }
     stats_stale_ = false;
+    return stats;
+}
+
+void Engine::refresh_stats() {
+    if (in_turn_) {
+        stats_stale_ = true;
+        return;
+    }
+    std::vector<RailStats> stats = collect_stats();
     std::lock_guard lock(mutex_);
     stats_ = std::move(stats);
+}
+
+void Engine::publish_turn(bool refresh) {
+    in_turn_ = false;
+    std::vector<RailStats> stats;
+    if (refresh) stats = collect_stats();
+    bool waiters = false;
+    {
+        std::lock_guard lock(mutex_);
+        if (refresh) stats_ = std::move(stats);
+        if (!turn_completions_.empty()) {
+            for (auto& c : turn_completions_) completions_.push_back(std::move(c));
+            waiters = completion_waiters_ > 0;
+        }
+    }
+    turn_completions_.clear();
+    if (waiters) completion_ready_.notify_all();
 }
 
 } // namespace tent

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "engine/job_key.h"
+#include "../config/test_support.h"
 
 using namespace tent;
 
@@ -22,12 +23,6 @@ Source api() {
     Source s;
     s.kind = Source::Kind::Api;
     return s;
-}
-
-std::string temp_dir() {
-    char dir[] = "/tmp/tent-job-key-XXXXXX";
-    cr_assert(mkdtemp(dir) != nullptr);
-    return dir;
 }
 
 Config with_file(const std::string& path) {
@@ -41,7 +36,8 @@ std::string text_of(const JobKey& k) { return std::string(k.begin(), k.end()); }
 } // namespace
 
 Test(job_key, the_file_is_created_private_on_first_use_and_read_back_later) {
-    const std::string dir = temp_dir();
+    test::TempDir tmp;
+    const std::string& dir = tmp.path();
     const std::string path = dir + "/sub/job.key";  // the directory is made too
     auto first = load_job_key(with_file(path));
     cr_assert(first.is_ok(), "%s", first.status().to_string().c_str());
@@ -62,7 +58,8 @@ Test(job_key, the_file_is_created_private_on_first_use_and_read_back_later) {
 }
 
 Test(job_key, a_file_group_or_others_may_read_is_refused_with_the_fix) {
-    const std::string path = temp_dir() + "/job.key";
+    test::TempDir tmp;
+    const std::string path = tmp.path() + "/job.key";
     cr_assert(load_job_key(with_file(path)).is_ok());
     for (mode_t mode : {0640, 0604, 0620, 0602}) {
         cr_assert_eq(::chmod(path.c_str(), mode), 0);
@@ -74,7 +71,8 @@ Test(job_key, a_file_group_or_others_may_read_is_refused_with_the_fix) {
 }
 
 Test(job_key, short_keys_are_refused) {
-    const std::string path = temp_dir() + "/job.key";
+    test::TempDir tmp;
+    const std::string path = tmp.path() + "/job.key";
     {
         std::ofstream out(path);
         out << "tooshort\n";
@@ -90,7 +88,8 @@ Test(job_key, short_keys_are_refused) {
 }
 
 Test(job_key, job_key_wins_over_the_file_and_none_waits_for_the_program) {
-    Config c = with_file(temp_dir() + "/never-created.key");
+    test::TempDir tmp;
+    Config c = with_file(tmp.path() + "/never-created.key");
     cr_assert(c.set(Knob::JobKey, "0123456789abcdef-the-job", api()).is_ok());
     auto r = load_job_key(c);
     cr_assert(r.is_ok());
