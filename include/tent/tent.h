@@ -220,7 +220,8 @@ TENT_API int tent_poll(tent_engine_t *engine, tent_completion_t *out, int max);
 TENT_API int tent_wait(tent_engine_t *engine, int timeout_ms);
 
 /* Statistics of up to max rails into out; returns the number of rails the
- * engine has (which may exceed max) or a status. */
+ * engine has (which may exceed max) or a status. An operation whose
+ * completion tent_poll() returned is already counted. */
 TENT_API int tent_rail_stats(tent_engine_t *engine, tent_rail_stats_t *out, int max);
 
 /* The engine's metrics in Prometheus text format (one family per metric,
