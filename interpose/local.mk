@@ -1,7 +1,7 @@
 # interpose: the LD_PRELOAD verbs interposer, part of libtent.so (it acts
 # only when libtent is preloaded; see interpose/activation.h), laid out like
 # an rdma-core provider: one file per verb family.
-libtent_la_SOURCES += interpose/activation.h interpose/activation.cpp \
+libtentapi_la_SOURCES += interpose/activation.h interpose/activation.cpp \
 	interpose/real_verbs.h interpose/real_verbs.cpp \
 	interpose/context_table.h interpose/context_table.cpp \
 	interpose/dispatch.h interpose/dispatch.cpp \

@@ -12,13 +12,13 @@ mpi_mca_btl_tent_la_SOURCES = \
 	mpi/btl_tent_endpoint.c \
 	mpi/btl_tent_frag.h mpi/btl_tent_frag.c \
 	mpi/btl_tent_proc.c \
-	mpi/btl_tent_reg.c \
-	$(libtent_la_SOURCES)
+	mpi/btl_tent_reg.c
+nodist_EXTRA_mpi_mca_btl_tent_la_SOURCES = link-as-cxx.cpp
 # OPAL's headers are not clean under -Wextra (unused parameters in inline
 # functions); they are included as system headers.
 mpi_mca_btl_tent_la_CPPFLAGS = $(TENT_CPPFLAGS) $(DEP_CFLAGS) \
 	$(subst -I,-isystem ,$(OPAL_CFLAGS))
-mpi_mca_btl_tent_la_LIBADD = libtentcore.la $(DEP_LIBS)
+mpi_mca_btl_tent_la_LIBADD = libtentapi.la libtentcore.la $(DEP_LIBS)
 # Open MPI unloads a component after closing it; libibverbs and its
 # provider (loaded with the component) may keep threads that outlive the
 # devices, so the component stays mapped (-z nodelete).
