@@ -60,6 +60,7 @@ struct RailSlot {
     std::uint64_t epoch = 0;       // successes so far (data or probe): proof the rail works
     TimePoint last_probe{};
     bool quiet = false;  // this turn: idle and its descriptor not readable (skip_quiet_rails)
+    TimePoint quiet_look{};  // when a turn last read it while idle (quiet_rail_look.h)
 };
 
 // A piece (chunk or fragment) waiting for a usable rail, or a whole op

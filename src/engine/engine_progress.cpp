@@ -15,6 +15,7 @@
 #include "engine/connection.h"
 #include "engine/engine.h"
 #include "engine/op.h"
+#include "engine/quiet_rail_look.h"
 #include "health/rail_monitor.h"
 #include "metrics/stats_publisher.h"
 #include "policy/qos_queue.h"
@@ -90,7 +91,8 @@ bool Engine::progress_once() {
 }
 
 // A spinning driver's turn would otherwise cost a failing recv() per rail
-// (a rail of each direction per link): one poll() covers them all.
+// (a rail of each direction per link): one poll() covers them all, and a
+// rail silent for a while is looked at only now and then (quiet_rail_look.h).
 void Engine::skip_quiet_rails(TimePoint now) {
     quiet_fds_.clear();
     quiet_slots_.clear();
@@ -99,6 +101,11 @@ void Engine::skip_quiet_rails(TimePoint now) {
             slot.quiet = false;
             const Rail& rail = *slot.rail.rail;
             if (rail.wait_fd() < 0 || !rail.idle_unless_readable(now)) continue;
+            if (!quiet_rail_due({slot.inflight_ops > 0, rail.silent_for(now), now - slot.quiet_look})) {
+                slot.quiet = true;
+                continue;
+            }
+            slot.quiet_look = now;
             quiet_fds_.push_back({rail.wait_fd(), POLLIN, 0});
             quiet_slots_.push_back(&slot);
         }

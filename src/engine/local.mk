@@ -9,6 +9,7 @@ libtentcore_la_SOURCES += \
 	src/engine/watched_time.h \
 	src/engine/rearm_handshake.h src/engine/rearm_handshake.cpp \
 	src/engine/connection_pairing.h src/engine/connection_pairing.cpp \
+	src/engine/quiet_rail_look.h src/engine/quiet_rail_look.cpp \
 	src/engine/engine_types.h src/engine/engine_params.h src/engine/engine_params.cpp \
 	src/engine/connection.h src/engine/op.h \
 	src/engine/engine.h src/engine/engine.cpp src/engine/engine_connect.cpp \

@@ -106,6 +106,8 @@ public:
     // bytes queued, completions waiting or timers due): a driver may look
     // at many such rails with one poll() instead of progressing each.
     virtual bool idle_unless_readable(TimePoint /*now*/) const { return false; }
+    // Since bytes last arrived from the peer (zero: the rail does not know).
+    virtual Duration silent_for(TimePoint /*now*/) const { return Duration::zero(); }
     // When progress() must run even without descriptor activity (heartbeat,
     // silence limit); TimePoint::max() when never.
     virtual TimePoint next_timer() const { return TimePoint::max(); }

@@ -149,6 +149,7 @@ public:
         return open_ && fd_.valid() && !dial_ && !direct_ && tx_.empty() && ready_.empty() && now < next_timer() &&
                (!kernel_counters_ || now < next_loss_sample_);
     }
+    Duration silent_for(TimePoint now) const override { return silence_.silent_for(now); }
     // Completions are waiting to be collected by progress().
     bool has_completions() const { return !ready_.empty(); }
     // When progress() must run even without socket activity (heartbeat due,
