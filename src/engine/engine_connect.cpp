@@ -225,6 +225,11 @@ Result<Engine::HandshakeReply> Engine::answer_hello(const wire::Frame& blob_fram
     if (!blob) return Status(Code::InvalidArgument, "control channel: expected an address blob");
     const auto* hello = std::get_if<wire::Hello>(&hello_frame.body);
     if (!hello) return Status(Code::InvalidArgument, "control channel: no Hello from " + blob->hostname);
+    // The pair is known by the blob's engine id: a Hello naming another
+    // engine is not that engine's.
+    if (hello->engine_id != blob->engine_id)
+        return Status(Code::InvalidArgument, "control channel: the Hello from " + blob->hostname +
+                                                 " names another engine than its address blob");
     const std::uint64_t conn_id = hello_frame.connection_id;
     if (connections_.count(conn_id)) return Status(Code::AlreadyExists, "a connection id already in use");
     {

@@ -10,6 +10,9 @@
 
 #include "../../support/tcp_engine_pair.h"
 #include "engine/connection_pairing.h"
+#include "engine/job_key.h"
+#include "transport/tcp/auth_socket.h"
+#include "transport/tcp/control_socket.h"
 
 using namespace tent;
 using namespace tent::test;
@@ -114,4 +117,46 @@ Test(connection_pairing, two_engines_dialling_each_other_at_once_share_one_conne
         cr_assert(settled_connections(*b) == std::set<PeerId>{*from_b}, "round %d: b has another connection", round);
         exchange(*a, *from_a, *b, *from_b);
     }
+}
+
+// The pair is known by the engine id of the address blob a Hello follows:
+// a Hello naming another engine (were it accepted, the blob's engine would
+// be taken for connected) is refused, even from a holder of the job's key.
+Test(connection_pairing, a_hello_naming_another_engine_than_its_blob_is_refused, .timeout = 60) {
+    const Config config = tcp_pair_config();
+    TcpPair p(config);
+    const auto addresses = advertised_tcp_addresses(*p.b);
+    int fd = dial_tcp(addresses[0]);
+    cr_assert_geq(fd, 0);
+    cr_assert(set_blocking_with_timeout(fd, std::chrono::seconds(10)).is_ok());
+    auto keys = load_job_key(config);
+    cr_assert(keys.is_ok(), "%s", keys.status().to_string().c_str());
+    auto auth = tcp::AuthProver::start(**keys);
+    cr_assert(auth.is_ok());
+    // The blob of an engine b has not met (a's, under a new engine id).
+    auto blob = wire::decode_frame(p.a->address());
+    cr_assert(blob.is_ok());
+    constexpr std::uint64_t kBlobEngine = 0xb10b;
+    std::get<wire::AddressBlob>(blob->body).engine_id = kBlobEngine;
+    auto blob_bytes = wire::encode_frame(*blob);
+    cr_assert(blob_bytes.is_ok());
+    auto hello = wire::encode_frame(wire::Frame{0, 0, 0x0dd, 0, wire::Hello{.engine_id = kBlobEngine + 1, .rails = {}}});
+    cr_assert(hello.is_ok());
+    std::vector<std::uint8_t> opening(blob_bytes->begin(), blob_bytes->end());
+    opening.insert(opening.end(), hello->begin(), hello->end());
+    const auto deadline = SteadyClock::instance().now() + std::chrono::seconds(10);
+    bool accepted = false;
+    if (auth->open(fd, opening, deadline).is_ok() && auth->prove(fd, deadline).is_ok()) {
+        auto ack = recv_frame(fd);
+        accepted = ack.is_ok() && std::holds_alternative<wire::HelloAck>(ack->body) &&
+                   std::get<wire::HelloAck>(ack->body).result == wire::HelloResult::Accepted;
+    }
+    ::close(fd);
+    cr_expect_not(accepted, "b accepted a Hello that names another engine than its blob");
+    // b still has the one connection with a, which still carries messages.
+    cr_expect(settled_connections(*p.b) == std::set<PeerId>{p.peer});
+    auto back = p.b->connect(p.a->address());
+    cr_assert(back.is_ok(), "%s", back.status().to_string().c_str());
+    cr_expect_eq(*back, p.peer);
+    exchange(*p.a, p.peer, *p.b, *back);
 }

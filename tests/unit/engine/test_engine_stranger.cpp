@@ -289,7 +289,11 @@ Test(engine_stranger, strangers_are_refused_while_the_real_peer_is_served, .time
     // address blob and a Hello, a rail port a Hello naming one TCP rail.
     constexpr std::uint64_t kStrangerConnection = 0x5712a9e5;
     std::vector<std::uint8_t> control_opening = blob_frame;
-    auto control_hello = wire::encode_frame(wire::Frame{0, 0, kStrangerConnection, 0, wire::Hello{.engine_id = 0x5712, .rails = {}}});
+    // The Hello names the engine of the blob it follows (one that does not
+    // is refused before any authentication).
+    const std::uint64_t blob_engine = std::get<wire::AddressBlob>(wire::decode_frame(blob_frame)->body).engine_id;
+    auto control_hello =
+        wire::encode_frame(wire::Frame{0, 0, kStrangerConnection, 0, wire::Hello{.engine_id = blob_engine, .rails = {}}});
     cr_assert(control_hello.is_ok());
     control_opening.insert(control_opening.end(), control_hello->begin(), control_hello->end());
     auto rail_hello = wire::encode_frame(wire::Frame{
