@@ -78,9 +78,14 @@ Result<Topology> Topology::load_xml(const std::string& xml_path) {
     // component) all the same; the pci component (libpciaccess) only adds
     // vendor names, parsing pci.ids with a realloc per line: 10 of the 45 ms
     // a load takes, and 7 s under AddressSanitizer, paid by every engine.
-    // Best effort: without hwloc's plugins there is no such component.
+    // The gl and opencl components add GPUs, which tent does not place
+    // traffic by, and gl looks for X servers: it connected to the X11
+    // sockets and to TCP port 6000 on 127.0.0.1 from every program tent
+    // was preloaded into.
+    // Best effort: without hwloc's plugins there are no such components.
 #if HWLOC_API_VERSION >= 0x00020100
-    (void)hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
+    for (const char* unused : {"pci", "gl", "opencl"})
+        (void)hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, unused);
 #endif
     if (!xml_path.empty() && hwloc_topology_set_xml(raw, xml_path.c_str()) != 0)
         return hwloc_failure("cannot use topology_xml " + xml_path);
