@@ -1,5 +1,6 @@
 #include "runtime.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -488,6 +489,7 @@ std::int64_t steady_ns() {
 // Harvests tent's completions of the interposer's posts while the program
 // does not (it sleeps on a completion channel, or does not poll at all).
 void harvest() {
+    (void)pthread_setname_np(pthread_self(), "tent-harvest");
     TentScope scope;
     tent_completion_t c[64];
     const std::int64_t grace = std::chrono::nanoseconds(kProgramPollGrace).count();

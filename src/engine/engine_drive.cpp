@@ -16,6 +16,7 @@
 // handshakes block (up to connect_timeout_ms), and no application call may
 // block on the network but connect().
 #include <poll.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -75,6 +76,8 @@ std::chrono::nanoseconds Engine::application_lease() const {
 
 void Engine::run() {
     t_progress_thread_of = this;
+    // Named for top -H, gdb and /proc (at most 15 characters).
+    (void)pthread_setname_np(pthread_self(), "tent-progress");
     while (!stop_.load()) {
         if (const auto lease = application_lease(); lease > std::chrono::nanoseconds::zero()) {
             accept_while_application_drives(lease);
