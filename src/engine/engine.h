@@ -322,10 +322,11 @@ private:
     void on_send_credit(Connection& conn, const wire::SendCredit& credit);
     void start_credit_waiting(Connection& conn);
     void push_completion(EngineCompletion c);
-    // Ends a turn: the statistics (when anything changed) and the turn's
-    // completions become visible together, so a completion the application
-    // sees is already counted in rail_stats().
-    void publish_turn(bool refresh);
+    // Ends a turn: the statistics (when the turn found work, completed
+    // something or marked them stale) and the turn's completions become
+    // visible together, so a completion the application sees is already
+    // counted in rail_stats().
+    void publish_turn(bool found_work);
     std::vector<RailStats> collect_stats();
     // Outside a turn, publishes the statistics now; in one, at its end.
     void refresh_stats();

@@ -209,7 +209,7 @@ bool Engine::prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms) {
     in_turn_ = true;  // what this look finds is published as a turn's
     for (auto& [id, conn] : connections_)
         for (std::size_t r = 0; r < conn->rails.size(); ++r) found = drain_rail(*conn, r) || found;
-    publish_turn(found || stats_stale_ || !turn_completions_.empty());
+    publish_turn(found);
     if (found) return false;
     {
         std::lock_guard lock(mutex_);

@@ -84,7 +84,7 @@ bool Engine::progress_once() {
         care_for_rails(*conn, due, now);
         expire_syncs(*conn, now);
     }
-    publish_turn(busy || recvs_changed || stats_stale_ || !turn_completions_.empty());
+    publish_turn(busy || recvs_changed);
     if (stats_publisher_) publish_stats(now);
     if (busy) last_busy_ = now;  // progress_spin counts from here
     return busy;
@@ -322,8 +322,9 @@ void Engine::refresh_stats() {
     stats_ = std::move(stats);
 }
 
-void Engine::publish_turn(bool refresh) {
+void Engine::publish_turn(bool found_work) {
     in_turn_ = false;
+    const bool refresh = found_work || stats_stale_ || !turn_completions_.empty();
     std::vector<RailStats> stats;
     if (refresh) stats = collect_stats();
     bool waiters = false;
