@@ -24,6 +24,9 @@
 
 #include "../unit/engine/engine_pair.h"
 #include "engine/default_providers.h"
+#include "engine/job_key.h"
+#include "transport/tcp/auth_socket.h"
+#include "transport/tcp/control_socket.h"
 #include "wire/frame_codec.h"
 #include "wire/protocol.h"
 
@@ -95,6 +98,35 @@ inline int dial_tcp(const wire::TcpAddress& a) {
         return -1;
     }
     return fd;
+}
+
+// Opens a control connection on fd (connected to an engine's control port,
+// blocking with a timeout) as a peer holding config's job key would: the
+// address blob some_blob under engine id blob_engine, then a Hello naming
+// hello_engine on connection connection_id, and the proof. Whether the
+// engine answered with an accepting HelloAck (false when it refused or
+// closed).
+inline bool keyed_hello_accepted(int fd, const Config& config, std::span<const std::uint8_t> some_blob,
+                                 std::uint64_t blob_engine, std::uint64_t hello_engine,
+                                 std::uint64_t connection_id) {
+    auto keys = load_job_key(config);
+    cr_assert(keys.is_ok(), "%s", keys.status().to_string().c_str());
+    auto auth = tcp::AuthProver::start(**keys);
+    cr_assert(auth.is_ok(), "%s", auth.status().to_string().c_str());
+    auto blob = wire::decode_frame(some_blob);
+    cr_assert(blob.is_ok());
+    std::get<wire::AddressBlob>(blob->body).engine_id = blob_engine;
+    auto blob_bytes = wire::encode_frame(*blob);
+    cr_assert(blob_bytes.is_ok());
+    auto hello = wire::encode_frame(wire::Frame{0, 0, connection_id, 0, wire::Hello{.engine_id = hello_engine, .rails = {}}});
+    cr_assert(hello.is_ok());
+    std::vector<std::uint8_t> opening(blob_bytes->begin(), blob_bytes->end());
+    opening.insert(opening.end(), hello->begin(), hello->end());
+    const auto deadline = SteadyClock::instance().now() + std::chrono::seconds(10);
+    if (!auth->open(fd, opening, deadline).is_ok() || !auth->prove(fd, deadline).is_ok()) return false;
+    auto ack = recv_frame(fd);
+    return ack.is_ok() && std::holds_alternative<wire::HelloAck>(ack->body) &&
+           std::get<wire::HelloAck>(ack->body).result == wire::HelloResult::Accepted;
 }
 
 // a connected to b.

@@ -10,8 +10,6 @@
 
 #include "../../support/tcp_engine_pair.h"
 #include "engine/connection_pairing.h"
-#include "engine/job_key.h"
-#include "transport/tcp/auth_socket.h"
 #include "transport/tcp/control_socket.h"
 
 using namespace tent;
@@ -129,28 +127,10 @@ Test(connection_pairing, a_hello_naming_another_engine_than_its_blob_is_refused,
     int fd = dial_tcp(addresses[0]);
     cr_assert_geq(fd, 0);
     cr_assert(set_blocking_with_timeout(fd, std::chrono::seconds(10)).is_ok());
-    auto keys = load_job_key(config);
-    cr_assert(keys.is_ok(), "%s", keys.status().to_string().c_str());
-    auto auth = tcp::AuthProver::start(**keys);
-    cr_assert(auth.is_ok());
-    // The blob of an engine b has not met (a's, under a new engine id).
-    auto blob = wire::decode_frame(p.a->address());
-    cr_assert(blob.is_ok());
+    // The blob of an engine b has not met (a's, under a new engine id),
+    // and a Hello naming yet another.
     constexpr std::uint64_t kBlobEngine = 0xb10b;
-    std::get<wire::AddressBlob>(blob->body).engine_id = kBlobEngine;
-    auto blob_bytes = wire::encode_frame(*blob);
-    cr_assert(blob_bytes.is_ok());
-    auto hello = wire::encode_frame(wire::Frame{0, 0, 0x0dd, 0, wire::Hello{.engine_id = kBlobEngine + 1, .rails = {}}});
-    cr_assert(hello.is_ok());
-    std::vector<std::uint8_t> opening(blob_bytes->begin(), blob_bytes->end());
-    opening.insert(opening.end(), hello->begin(), hello->end());
-    const auto deadline = SteadyClock::instance().now() + std::chrono::seconds(10);
-    bool accepted = false;
-    if (auth->open(fd, opening, deadline).is_ok() && auth->prove(fd, deadline).is_ok()) {
-        auto ack = recv_frame(fd);
-        accepted = ack.is_ok() && std::holds_alternative<wire::HelloAck>(ack->body) &&
-                   std::get<wire::HelloAck>(ack->body).result == wire::HelloResult::Accepted;
-    }
+    const bool accepted = keyed_hello_accepted(fd, config, p.a->address(), kBlobEngine, kBlobEngine + 1, 0x0dd);
     ::close(fd);
     cr_expect_not(accepted, "b accepted a Hello that names another engine than its blob");
     // b still has the one connection with a, which still carries messages.

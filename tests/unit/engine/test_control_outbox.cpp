@@ -19,10 +19,8 @@
 #include <vector>
 
 #include "engine/control_outbox.h"
-#include "engine/job_key.h"
-#include "transport/tcp/auth_socket.h"
 #include "transport/tcp/control_socket.h"
-#include "engine_pair.h"
+#include "../../support/tcp_engine_pair.h"
 #include "wire/frame_codec.h"
 #include "wire/frame_scanner.h"
 
@@ -160,27 +158,7 @@ public:
         cr_assert_eq(::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
         cr_assert(set_blocking_with_timeout(fd_, std::chrono::seconds(10)).is_ok());
         // It holds the job's key (the same configuration as b's): it gets in.
-        auto keys = load_job_key(config);
-        cr_assert(keys.is_ok(), "%s", keys.status().to_string().c_str());
-        auto auth = tcp::AuthProver::start(**keys);
-        cr_assert(auth.is_ok(), "%s", auth.status().to_string().c_str());
-        wire::Hello hello;
-        hello.engine_id = kEngineId;
-        auto hello_bytes = wire::encode_frame(wire::Frame{0, 0, kConnectionId, 0, hello});
-        cr_assert(hello_bytes.is_ok());
-        auto own_blob = wire::decode_frame(some_blob);
-        cr_assert(own_blob.is_ok());
-        std::get<wire::AddressBlob>(own_blob->body).engine_id = kEngineId;
-        auto own_blob_bytes = wire::encode_frame(*own_blob);
-        cr_assert(own_blob_bytes.is_ok());
-        std::vector<std::uint8_t> opening(own_blob_bytes->begin(), own_blob_bytes->end());
-        opening.insert(opening.end(), hello_bytes->begin(), hello_bytes->end());
-        const auto deadline = SteadyClock::instance().now() + std::chrono::seconds(10);
-        cr_assert(auth->open(fd_, opening, deadline).is_ok());
-        cr_assert(auth->prove(fd_, deadline).is_ok());
-        auto ack = recv_frame(fd_);
-        cr_assert(ack.is_ok() && std::holds_alternative<wire::HelloAck>(ack->body) &&
-                      std::get<wire::HelloAck>(ack->body).result == wire::HelloResult::Accepted,
+        cr_assert(keyed_hello_accepted(fd_, config, some_blob, kEngineId, kEngineId, kConnectionId),
                   "b did not accept the deaf peer");
         flooder_ = std::thread([this] { flood(); });
     }
