@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "transport/tcp/data_frame_prefix.h"
 #include "transport/tcp/tcp_rail_detail.h"
 #include "wire/memory_handle.h"
 
@@ -53,10 +54,21 @@ bool TcpRail::handle_read_request(const wire::Frame& f, const wire::ReadRequest&
                    identity_.name.c_str(), r.length, detail::hex(r.remote_addr).c_str(), access.message().c_str());
         answer.body = wire::Nack{wire::FrameType::ReadRequest, wire::WireStatus::RemoteAccess};
     } else {
-        // Copied: the region is the target application's, which may free it
-        // before the socket has taken the bytes (no initiator keeps it alive).
+        // Copied, once, behind the encoded prefix: the region is the target
+        // application's, which may free it before the socket has taken the
+        // bytes (no initiator keeps it alive). Encoding a ReadResponse with
+        // its data would copy every byte twice.
+        // (The prefix holds the first byte: a response without data is no
+        // valid frame, and a decoded request reads at least one byte.)
         const auto* src = reinterpret_cast<const std::uint8_t*>(static_cast<std::uintptr_t>(r.remote_addr));
-        answer.body = wire::ReadResponse{wire::WireStatus::Ok, std::vector<std::uint8_t>(src, src + r.length)};
+        answer.body = wire::ReadResponse{wire::WireStatus::Ok, {src[0]}};
+        if (auto head = encode_data_frame_prefix(answer, r.length - 1)) {
+            head->reserve(head->size() + r.length - 1);
+            head->insert(head->end(), src + 1, src + r.length);
+            queue_bytes(std::move(*head), {});
+            return true;
+        }
+        answer.body = wire::Nack{wire::FrameType::ReadRequest, wire::WireStatus::RemoteInvalid};
     }
     (void)queue_frame(answer);
     return true;
