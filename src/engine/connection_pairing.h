@@ -12,7 +12,10 @@
 //    live connection with, or is dialing itself while its engine id is the
 //    lower: the dial of the lower id goes on and the other side's connect()
 //    returns that connection once it arrives. Ids break the tie, so two
-//    crossing dials never both give way.
+//    crossing dials never both give way. A responder may also hold a
+//    connection its peer gave up and closed, until it sees the close: the
+//    peer's connect() then says Hello again when nothing arrived
+//    (Engine::kCrossedRecheck).
 // Pure: the engine (engine_connect.cpp) gathers the state under its mutex.
 #pragma once
 

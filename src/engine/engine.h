@@ -407,6 +407,11 @@ private:
     // 10 at 5 ms or more) and cost 9% of the 1 MiB single-rail bandwidth
     // (medians of six alternating pairs on simverbs), 4% at 64 KiB.
     static constexpr auto kApplicationGrace = std::chrono::milliseconds(5);
+    // After a Crossed answer, how long connect() waits for the pair's
+    // connection before it says Hello again: the peer may still hold a
+    // connection of the pair that this engine gave up on and closed, until
+    // it sees the close (usually within a millisecond).
+    static constexpr auto kCrossedRecheck = std::chrono::milliseconds(100);
 
     // Held for a progress turn (and by the progress thread while it accepts
     // a connection), never while sleeping.

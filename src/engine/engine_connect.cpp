@@ -15,7 +15,9 @@
 // A pair of engines shares one connection (connection_pairing.h): connect()
 // returns the one the pair has, and a responder answers Crossed to a Hello
 // when the pair's connection is another; the initiator then waits for that
-// one. The initiator blocks for at most connect_timeout_ms in all; the
+// one (or, when none comes within kCrossedRecheck, says Hello again: the
+// peer may still hold a connection this engine gave up on). The initiator
+// blocks for at most connect_timeout_ms in all; the
 // responder serves the handshake on the progress thread, without blocking
 // while the peer has not proved itself (AuthGate), with the same bound.
 #include <sys/socket.h>
@@ -103,121 +105,133 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
     auto remaining = [&deadline] {
         return std::max<Duration>(std::chrono::milliseconds(1), deadline - SteadyClock::instance().now());
     };
-    const std::uint64_t conn_id = new_connection_id();
     const std::uint64_t peer_engine = blob->engine_id;
     const bool paired = peer_engine != blob_.engine_id;  // an engine connected to itself has no pair
     auto timed_out = [&](const char* what) {
         return Status(Code::Timeout, "connecting to " + blob->hostname + ": " + what + " within connect_timeout_ms");
     };
-    // The pair's connection when it has one, or one on its way (this
-    // engine's own dial from another thread, or the peer's, answered here).
-    if (paired) {
-        std::unique_lock lock(mutex_);
-        for (;;) {
-            DialState state;
-            const auto live = live_pair_locked(peer_engine);
-            state.live = live.has_value();
-            state.dialing = dialing_.count(peer_engine) > 0;
-            auto answered = answered_.find(peer_engine);
-            state.answer_pending = answered != answered_.end() && answered->second > SteadyClock::instance().now();
-            const DialStep step = next_dial_step(state);
-            if (step == DialStep::Reuse) return *live;
-            if (step == DialStep::Dial) break;
-            if (SteadyClock::instance().now() >= deadline) return timed_out("the connection under way did not arrive");
-            // A copy: wait_until reads its deadline again after waking, when
-            // the answered entry may be gone.
-            const TimePoint until = state.answer_pending ? std::min(deadline, answered->second) : deadline;
-            connection_known_.wait_until(lock, until);
+    // Once more after a Crossed answer that no connection followed.
+    for (;;) {
+        const std::uint64_t conn_id = new_connection_id();
+        // The pair's connection when it has one, or one on its way (this
+        // engine's own dial from another thread, or the peer's, answered here).
+        if (paired) {
+            std::unique_lock lock(mutex_);
+            for (;;) {
+                DialState state;
+                const auto live = live_pair_locked(peer_engine);
+                state.live = live.has_value();
+                state.dialing = dialing_.count(peer_engine) > 0;
+                auto answered = answered_.find(peer_engine);
+                state.answer_pending = answered != answered_.end() && answered->second > SteadyClock::instance().now();
+                const DialStep step = next_dial_step(state);
+                if (step == DialStep::Reuse) return *live;
+                if (step == DialStep::Dial) break;
+                if (SteadyClock::instance().now() >= deadline)
+                    return timed_out("the connection under way did not arrive");
+                // A copy: wait_until reads its deadline again after waking, when
+                // the answered entry may be gone.
+                const TimePoint until = state.answer_pending ? std::min(deadline, answered->second) : deadline;
+                connection_known_.wait_until(lock, until);
+            }
+            dialing_[peer_engine] = conn_id;
         }
-        dialing_[peer_engine] = conn_id;
-    }
-    // However the dial ends, a connect() waiting behind it looks again.
-    struct DialMark {
-        Engine& e;
-        std::uint64_t peer_engine;
-        bool on;
-        void end() {
-            if (!on) return;
-            on = false;
-            std::lock_guard lock(e.mutex_);
-            e.dialing_.erase(peer_engine);
-            e.connection_known_.notify_all();
-        }
-        ~DialMark() { end(); }
-    } dial_mark{*this, peer_engine, paired};
+        // However the dial ends, a connect() waiting behind it looks again.
+        struct DialMark {
+            Engine& e;
+            std::uint64_t peer_engine;
+            bool on;
+            void end() {
+                if (!on) return;
+                on = false;
+                std::lock_guard lock(e.mutex_);
+                e.dialing_.erase(peer_engine);
+                e.connection_known_.notify_all();
+            }
+            ~DialMark() { end(); }
+        } dial_mark{*this, peer_engine, paired};
 
-    auto auth = tcp::AuthProver::start(*job_key_);
-    if (!auth) return Status(auth.status().code(), "connecting to " + blob->hostname + ": " + auth.status().message());
-    auto fd = connect_control(blob->tcp[0], remaining());
-    if (!fd) return fd.status();
-    if (Status s = set_blocking_with_timeout(fd->get(), remaining()); !s) return s;
+        auto auth = tcp::AuthProver::start(*job_key_);
+        if (!auth)
+            return Status(auth.status().code(), "connecting to " + blob->hostname + ": " + auth.status().message());
+        auto fd = connect_control(blob->tcp[0], remaining());
+        if (!fd) return fd.status();
+        if (Status s = set_blocking_with_timeout(fd->get(), remaining()); !s) return s;
 
-    wire::Hello hello;
-    hello.engine_id = blob_.engine_id;
-    std::vector<std::pair<std::uint16_t, std::uint16_t>> ranges;  // per provider: [first, end)
-    for (std::size_t i = 0; i < providers_.size(); ++i) {
-        RailContext ctx = context_for(i, conn_id, *blob);
-        ctx.first_rail_id = static_cast<std::uint16_t>(hello.rails.size());
-        if (Status s = providers_[i]->propose_rails(ctx, hello.rails); !s) return s;
-        ranges.emplace_back(ctx.first_rail_id, static_cast<std::uint16_t>(hello.rails.size()));
-    }
-    // The Greeting, the blob and the Hello in one write; then the peer's
-    // Answer is checked and the Proof goes out before the HelloAck is read.
-    auto hello_bytes = wire::encode_frame(wire::Frame{0, 0, conn_id, 0, hello});
-    if (!hello_bytes) return hello_bytes.status();
-    std::vector<std::uint8_t> opening(blob_bytes_);
-    opening.insert(opening.end(), hello_bytes->begin(), hello_bytes->end());
-    if (Status s = auth->open(fd->get(), opening, deadline); !s) return s;
-    if (Status s = auth->prove(fd->get(), deadline); !s)
-        return Status(s.code(), "connecting to " + blob->hostname + ": " + s.message());
-    auto ack = expect_body<wire::HelloAck>(recv_frame(fd->get()), "HelloAck");
-    if (!ack) return ack.status();
-    if (ack->result == wire::HelloResult::Crossed && paired) {
-        // The peer's own dial to this engine goes on: its connection is the pair's.
-        fd->reset();
-        dial_mark.end();
-        std::unique_lock lock(mutex_);
-        if (auto pair = pair_connection(lock, peer_engine, deadline)) {
-            TENT_DEBUG("engine-connect", "%s dialled this engine at the same time: its connection serves both",
-                       blob->hostname.c_str());
-            return *pair;
+        wire::Hello hello;
+        hello.engine_id = blob_.engine_id;
+        std::vector<std::pair<std::uint16_t, std::uint16_t>> ranges;  // per provider: [first, end)
+        for (std::size_t i = 0; i < providers_.size(); ++i) {
+            RailContext ctx = context_for(i, conn_id, *blob);
+            ctx.first_rail_id = static_cast<std::uint16_t>(hello.rails.size());
+            if (Status s = providers_[i]->propose_rails(ctx, hello.rails); !s) return s;
+            ranges.emplace_back(ctx.first_rail_id, static_cast<std::uint16_t>(hello.rails.size()));
         }
-        return timed_out("the peer answered that it dials this engine itself, and its connection did not arrive");
-    }
-    if (ack->result != wire::HelloResult::Accepted)
-        return Status(Code::PeerUnreachable, "peer refused the connection");
+        // The Greeting, the blob and the Hello in one write; then the peer's
+        // Answer is checked and the Proof goes out before the HelloAck is read.
+        auto hello_bytes = wire::encode_frame(wire::Frame{0, 0, conn_id, 0, hello});
+        if (!hello_bytes) return hello_bytes.status();
+        std::vector<std::uint8_t> opening(blob_bytes_);
+        opening.insert(opening.end(), hello_bytes->begin(), hello_bytes->end());
+        if (Status s = auth->open(fd->get(), opening, deadline); !s) return s;
+        if (Status s = auth->prove(fd->get(), deadline); !s)
+            return Status(s.code(), "connecting to " + blob->hostname + ": " + s.message());
+        auto ack = expect_body<wire::HelloAck>(recv_frame(fd->get()), "HelloAck");
+        if (!ack) return ack.status();
+        if (ack->result == wire::HelloResult::Crossed && paired) {
+            // The peer's own dial to this engine goes on, and its connection is
+            // the pair's; or the peer still holds a connection of the pair that
+            // this engine gave up on and closed, and has not seen the close yet.
+            // The first arrives here; the second is gone once the peer looks,
+            // and a Hello then is accepted: asked again after a while.
+            fd->reset();
+            dial_mark.end();
+            std::unique_lock lock(mutex_);
+            const TimePoint recheck = std::min(deadline, SteadyClock::instance().now() + kCrossedRecheck);
+            if (auto pair = pair_connection(lock, peer_engine, recheck)) {
+                TENT_DEBUG("engine-connect", "%s dialled this engine at the same time: its connection serves both",
+                           blob->hostname.c_str());
+                return *pair;
+            }
+            if (SteadyClock::instance().now() >= deadline)
+                return timed_out("the peer answered that the pair's connection is another, and none arrived");
+            continue;
+        }
+        if (ack->result != wire::HelloResult::Accepted)
+            return Status(Code::PeerUnreachable, "peer refused the connection");
 
-    auto conn = std::make_unique<Connection>();
-    conn->id = conn_id;
-    conn->peer = *blob;
-    for (std::size_t i = 0; i < providers_.size(); ++i) {
-        std::vector<wire::RailInfo> mine;
-        for (const auto& r : ack->rails)
-            if (r.rail_id >= ranges[i].first && r.rail_id < ranges[i].second) mine.push_back(r);
-        if (mine.empty()) continue;
-        RailContext ctx = context_for(i, conn_id, *blob);
-        ctx.first_rail_id = ranges[i].first;
-        ctx.rail_tokens = auth->rail_tokens();
-        std::vector<NewRail> rails;
-        if (Status s = providers_[i]->complete_rails(ctx, mine, rails); !s) return s;
-        for (auto& r : rails) {
-            RailSlot slot;
-            slot.rail = std::move(r);
-            slot.provider = i;
-            conn->rails.push_back(std::move(slot));
+        auto conn = std::make_unique<Connection>();
+        conn->id = conn_id;
+        conn->peer = *blob;
+        for (std::size_t i = 0; i < providers_.size(); ++i) {
+            std::vector<wire::RailInfo> mine;
+            for (const auto& r : ack->rails)
+                if (r.rail_id >= ranges[i].first && r.rail_id < ranges[i].second) mine.push_back(r);
+            if (mine.empty()) continue;
+            RailContext ctx = context_for(i, conn_id, *blob);
+            ctx.first_rail_id = ranges[i].first;
+            ctx.rail_tokens = auth->rail_tokens();
+            std::vector<NewRail> rails;
+            if (Status s = providers_[i]->complete_rails(ctx, mine, rails); !s) return s;
+            for (auto& r : rails) {
+                RailSlot slot;
+                slot.rail = std::move(r);
+                slot.provider = i;
+                conn->rails.push_back(std::move(slot));
+            }
         }
+        conn->control = std::move(*fd);
+        conn->initiator = true;
+        {
+            std::lock_guard lock(mutex_);
+            peers_.insert(conn_id);
+            if (paired) note_pair_locked(peer_engine, conn_id);
+            connecting_.push_back(std::move(conn));
+            wake_progress_locked();
+        }
+        TENT_DEBUG("engine-connect", "connected to %s (%zu rails)", blob->hostname.c_str(), ack->rails.size());
+        return conn_id;
     }
-    conn->control = std::move(*fd);
-    conn->initiator = true;
-    {
-        std::lock_guard lock(mutex_);
-        peers_.insert(conn_id);
-        if (paired) note_pair_locked(peer_engine, conn_id);
-        connecting_.push_back(std::move(conn));
-        wake_progress_locked();
-    }
-    TENT_DEBUG("engine-connect", "connected to %s (%zu rails)", blob->hostname.c_str(), ack->rails.size());
-    return conn_id;
 }
 
 Result<Engine::HandshakeReply> Engine::answer_hello(const wire::Frame& blob_frame, const wire::Frame& hello_frame) {

@@ -140,3 +140,52 @@ Test(connection_pairing, a_hello_naming_another_engine_than_its_blob_is_refused,
     cr_expect_eq(*back, p.peer);
     exchange(*p.a, p.peer, *p.b, *back);
 }
+
+// b still holds a connection of the pair that a no longer has: a gave it up
+// and closed it, and b has not seen the close yet (here a socket that
+// introduced itself with a's blob, closed 300 ms after a starts to
+// connect). b answers a's Hello Crossed and no connection follows; a says
+// Hello again, and once b has seen the close it is accepted: connect()
+// returns within a fraction of connect_timeout_ms (20 s, all of which it
+// waited before, to fail with a timeout).
+Test(connection_pairing, a_connection_the_peer_still_holds_after_this_engine_gave_it_up_delays_connect_only_until_it_closes,
+     .timeout = 120) {
+    Config config = tcp_pair_config();
+    (void)config.set(Knob::ConnectTimeoutMs, "20000", api_source());
+    auto a = make_tcp_engine(config);
+    auto b = make_tcp_engine(config);
+    int fd = dial_tcp(advertised_tcp_addresses(*b)[0]);
+    cr_assert_geq(fd, 0);
+    cr_assert(set_blocking_with_timeout(fd, std::chrono::seconds(10)).is_ok());
+    constexpr PeerId kStale = 0x57a1e;
+    cr_assert(keyed_hello_accepted(fd, config, a->address(), a->id(), a->id(), kStale));
+    // b has taken it once a post to it is accepted (bounded: its Proof is in flight).
+    const std::uint8_t byte = 1;
+    Status posted = Status(Code::NotFound, "not yet");
+    for (int i = 0; i < 500 && posted.code() == Code::NotFound; ++i) {
+        posted = b->post_send(kStale, &byte, 1, with_cookie(99));
+        if (posted.code() == Code::NotFound) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    cr_assert(posted.is_ok(), "b did not take the connection: %s", posted.to_string().c_str());
+    std::thread closer([fd] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        ::close(fd);
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    auto c = a->connect(b->address());
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    closer.join();
+    cr_assert(c.is_ok(), "connect() after %lld ms: %s", (long long)ms, c.status().to_string().c_str());
+    cr_expect_geq(ms, 250, "connect() returned before the stale connection closed (%lld ms): it was not answered Crossed",
+                  (long long)ms);
+    cr_expect_lt(ms, 10000, "connect() waited %lld ms for a connection the peer no longer had", (long long)ms);
+    // b gave the stale connection up when it closed: the post to it failed.
+    auto stale = wait_completions(*b, 1, std::chrono::seconds(10));
+    cr_assert_eq(stale.size(), 1u);
+    cr_expect_not(stale[0].status.is_ok());
+    // The new connection is the pair's, both ways.
+    auto back = b->connect(a->address());
+    cr_assert(back.is_ok(), "%s", back.status().to_string().c_str());
+    cr_expect_eq(*back, *c);
+    exchange(*a, *c, *b, *back);
+}
