@@ -116,6 +116,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_departed_rail \
 	tests/unit/engine/test_connection_pairing \
 	tests/unit/engine/test_quiet_rail_look \
+	tests/unit/engine/test_peer_goodbye \
 	tests/unit/engine/test_engine_stranger \
 	tests/unit/engine/test_auth_mismatch \
 	tests/unit/engine/test_job_key \

@@ -87,6 +87,10 @@ struct Connection {
     std::vector<RailSlot> rails;
     std::uint64_t next_seq = 1;      // every operation
     std::uint64_t next_msg_seq = 1;  // two-sided messages, gap-free
+    // Our messages the peer said it delivered, up to this number (its
+    // SyncReplies and credits; a departing engine sends a credit before its
+    // Goodbye): done even if a rail never confirms them.
+    std::uint64_t peer_delivered = 0;
     SendReassembler reassembler;
     // Flow control of messages (send_flow.h): the peer's window over ours,
     // SENDs (op ids, in order) waiting for its credit, and the credit we owe.

@@ -185,6 +185,13 @@ Engine::~Engine() {
     if (wake_fd_) (void)!::write(wake_fd_.get(), &one, sizeof one);  // a driver asleep on the rails
     if (stop_fd_) (void)!::write(stop_fd_.get(), &one, sizeof one);  // the progress thread's nap
     if (thread_.joinable()) thread_.join();
+    // Each peer learns which of its messages arrived here before it learns
+    // that this engine is gone (best effort: a control channel with frames
+    // still waiting for room gets nothing more).
+    for (auto& [id, conn] : connections_) {
+        grant_credit(*conn);  // "delivered up to here"
+        send_control(*conn, wire::Frame{0, 0, conn->id, 0, wire::Goodbye{}});
+    }
     // Rails go before the providers that made them.
     connections_.clear();
     connecting_.clear();

@@ -60,6 +60,7 @@ void Engine::start_credit_waiting(Connection& conn) {
 }
 
 void Engine::on_send_credit(Connection& conn, const wire::SendCredit& credit) {
+    conn.peer_delivered = std::max(conn.peer_delivered, credit.delivered);
     conn.send_window.credited(credit.delivered, credit.window);
     start_credit_waiting(conn);
 }

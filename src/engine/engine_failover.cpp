@@ -213,6 +213,7 @@ void Engine::request_sync(Connection& conn, Op& op, std::size_t chunk) {
 
 // The peer's answer: every message up to last_delivered was delivered there.
 void Engine::on_sync_reply(Connection& conn, std::uint32_t nonce, std::uint64_t last_delivered) {
+    conn.peer_delivered = std::max(conn.peer_delivered, last_delivered);
     auto it = conn.syncs.find(nonce);
     if (it == conn.syncs.end()) return;
     PendingSync sync = it->second;

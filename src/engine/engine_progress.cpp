@@ -279,13 +279,19 @@ void Engine::mark_unreachable(Connection& conn, const Status& why) {
         callback = unreachable_callback_;
     }
     TENT_INFO("peer-unreachable", "peer %s: %s", conn.peer.hostname.c_str(), why.to_string().c_str());
-    std::vector<std::uint64_t> failed;
+    // Every request to the peer ends now, in error, except a message the
+    // peer said it delivered: a departing engine says how far it got before
+    // its Goodbye, and a message it took is not lost because the rail's
+    // confirmation was still on its way (an HCA's acknowledgement leaves
+    // before its receiver can exit).
+    std::vector<std::uint64_t> ended;
     for (auto& [id, op] : ops_)
         if (op->peer == conn.id) {
-            if (op->error.is_ok()) op->error = why;
-            failed.push_back(id);
+            const bool delivered = op->type == OpType::Send && op->msg_seq != 0 && op->msg_seq <= conn.peer_delivered;
+            if (op->error.is_ok() && !delivered) op->error = why;
+            ended.push_back(id);
         }
-    for (std::uint64_t id : failed) finish_op(id);
+    for (std::uint64_t id : ended) finish_op(id);
     if (callback) callback(conn.id, why);
 }
 
