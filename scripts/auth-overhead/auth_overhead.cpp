@@ -1,10 +1,13 @@
 // The cost of authenticating connections (tent(7), SECURITY), in one run:
 // engines with the job-key handshake and engines without it (auth = false),
-// over real TCP rails on 127.0.0.1, both pairs alive at once and their
-// connects alternated one by one, so that both see the same machine load.
+// over real TCP rails on 127.0.0.1, both responders alive at once and
+// their connects alternated one by one, so that both see the same machine
+// load.
 //   set-up   median time of Engine::connect() (control connection and every
-//            TCP rail socket, each with its handshake) over --connects, and
-//            the median difference of connects side by side;
+//            TCP rail socket, each with its handshake) over --connects, each
+//            from an engine of its own (a second connect() between the same
+//            two engines returns their connection), and the median
+//            difference of connects side by side;
 //   rate     small messages per second, --depth in flight, for --seconds.
 // Prints one line per figure with both values and the ratio; exits 1 only
 // when a run failed. Usage: auth-overhead [--rounds N] [--connects N]
@@ -151,23 +154,26 @@ int main(int argc, char** argv) {
         // see the same moment of the machine's load.
         std::vector<double> us[2];
         {
-            std::unique_ptr<Engine> a[2], b[2];
-            for (int auth = 0; auth < 2; ++auth) {
-                const Config config = config_for(auth == 1);
-                a[auth] = make_engine(config);
-                b[auth] = make_engine(config);
-                if (!a[auth] || !b[auth]) return 1;
-            }
+            const Config configs[2] = {config_for(false), config_for(true)};
+            std::unique_ptr<Engine> b[2];
+            for (int auth = 0; auth < 2; ++auth)
+                if (!(b[auth] = make_engine(configs[auth]))) return 1;
+            // The initiators stay until the round ends: one leaving would
+            // keep b's progress thread busy during the next connect.
+            std::vector<std::unique_ptr<Engine>> initiators;
             for (int i = 0; i < o.connects; ++i)
                 for (int pass = 0; pass < 2; ++pass) {
                     // Alternate which goes first, so neither always runs on a warmer machine.
                     const int auth = (pass == 0) == (i % 2 == 0) ? 1 : 0;
-                    double t = connect_us(*a[auth], *b[auth]);
+                    auto a = make_engine(configs[auth]);
+                    if (!a) return 1;
+                    double t = connect_us(*a, *b[auth]);
                     if (t < 0) {
                         std::fprintf(stderr, "auth-overhead: (round %d, %s)\n", r, auth ? "with auth" : "without auth");
                         return 1;
                     }
                     us[auth].push_back(t);
+                    initiators.push_back(std::move(a));
                 }
         }
         for (std::size_t i = 0; i < us[0].size() && i < us[1].size(); ++i) paired.push_back(us[1][i] - us[0][i]);
