@@ -8,6 +8,8 @@
 //            from an engine of its own (a second connect() between the same
 //            two engines returns their connection), and the median
 //            difference of connects side by side;
+//   start    the same with the initiator's Engine::create() before it: what
+//            a process pays for its first connection;
 //   rate     small messages per second, --depth in flight, for --seconds.
 // Prints one line per figure with both values and the ratio; exits 1 only
 // when a run failed. Usage: auth-overhead [--rounds N] [--connects N]
@@ -18,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/default_providers.h"
@@ -59,16 +62,33 @@ std::unique_ptr<Engine> make_engine(const Config& config) {
     return std::move(*e);
 }
 
-// Microseconds of one connect, or a negative value on failure.
-double connect_us(Engine& a, Engine& b) {
+struct FirstConnect {
+    double start_us = -1;    // Engine::create() and connect()
+    double connect_us = -1;  // connect() alone
+};
+
+// A fresh engine's first connection to b, timed; negative on failure. The
+// engine is gone when this returns, and b has seen it go: an initiator
+// left alive would keep the machine busier with every connect (heartbeats
+// of dozens of idle engines), and one leaving would keep b busy during the
+// next.
+FirstConnect first_connect(const Config& config, Engine& b) {
+    FirstConnect t;
     auto t0 = Wall::now();
-    auto peer = a.connect(b.address());
+    auto a = make_engine(config);
+    if (!a) return t;
     auto t1 = Wall::now();
+    auto peer = a->connect(b.address());
+    auto t2 = Wall::now();
     if (!peer) {
         std::fprintf(stderr, "auth-overhead: connect: %s\n", peer.status().to_string().c_str());
-        return -1;
+        return t;
     }
-    return std::chrono::duration<double, std::micro>(t1 - t0).count();
+    a.reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    t.start_us = std::chrono::duration<double, std::micro>(t2 - t0).count();
+    t.connect_us = std::chrono::duration<double, std::micro>(t2 - t1).count();
+    return t;
 }
 
 double median(std::vector<double> v) {
@@ -145,35 +165,30 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "auth-overhead: every option must be positive\n");
         return 2;
     }
-    std::vector<double> setup[2], rate[2];  // [0] without, [1] with authentication
+    std::vector<double> setup[2], start[2], rate[2];  // [0] without, [1] with authentication
     // Each connect with auth minus the one without next to it: load that
     // drifts over a round cancels out of these.
     std::vector<double> paired;
     for (int r = 0; r < o.rounds; ++r) {
-        // Both pairs at once, their connects alternated one by one: both
-        // see the same moment of the machine's load.
-        std::vector<double> us[2];
+        // Both responders at once, their connects alternated one by one:
+        // both see the same moment of the machine's load.
+        std::vector<double> us[2], start_us[2];
         {
             const Config configs[2] = {config_for(false), config_for(true)};
             std::unique_ptr<Engine> b[2];
             for (int auth = 0; auth < 2; ++auth)
                 if (!(b[auth] = make_engine(configs[auth]))) return 1;
-            // The initiators stay until the round ends: one leaving would
-            // keep b's progress thread busy during the next connect.
-            std::vector<std::unique_ptr<Engine>> initiators;
             for (int i = 0; i < o.connects; ++i)
                 for (int pass = 0; pass < 2; ++pass) {
                     // Alternate which goes first, so neither always runs on a warmer machine.
                     const int auth = (pass == 0) == (i % 2 == 0) ? 1 : 0;
-                    auto a = make_engine(configs[auth]);
-                    if (!a) return 1;
-                    double t = connect_us(*a, *b[auth]);
-                    if (t < 0) {
+                    const FirstConnect t = first_connect(configs[auth], *b[auth]);
+                    if (t.connect_us < 0) {
                         std::fprintf(stderr, "auth-overhead: (round %d, %s)\n", r, auth ? "with auth" : "without auth");
                         return 1;
                     }
-                    us[auth].push_back(t);
-                    initiators.push_back(std::move(a));
+                    us[auth].push_back(t.connect_us);
+                    start_us[auth].push_back(t.start_us);
                 }
         }
         for (std::size_t i = 0; i < us[0].size() && i < us[1].size(); ++i) paired.push_back(us[1][i] - us[0][i]);
@@ -192,14 +207,19 @@ int main(int argc, char** argv) {
                 return 1;
             }
             setup[auth].push_back(median(us[auth]));
+            start[auth].push_back(median(start_us[auth]));
             rate[auth].push_back(mps);
         }
     }
     const double s0 = median(setup[0]), s1 = median(setup[1]);
     const double r0 = median(rate[0]), r1 = median(rate[1]);
+    const double c0 = median(start[0]), c1 = median(start[1]);
     std::printf("connection set-up (control + 2 tcp rails), median of %d rounds x %d connects: "
                 "without auth %.1f us, with auth %.1f us: %+.2f%%; median of paired differences %+.1f us: %+.2f%%\n",
                 o.rounds, o.connects, s0, s1, 100.0 * (s1 - s0) / s0, median(paired), 100.0 * median(paired) / s0);
+    std::printf("engine start and first connection, median of %d rounds x %d: without auth %.1f us, with auth %.1f us: "
+                "%+.2f%%\n",
+                o.rounds, o.connects, c0, c1, 100.0 * (c1 - c0) / c0);
     std::printf("message rate (%zu B, depth %d, %.1f s), median of %d rounds: without auth %.0f/s, with auth %.0f/s: "
                 "%+.2f%%\n",
                 o.size, o.depth, o.seconds, o.rounds, r0, r1, 100.0 * (r1 - r0) / r0);

@@ -68,6 +68,7 @@ private:
                               const std::string& name, tcp::TcpRedial redial);
     // Watches the link of a rail's local address from now on.
     void watch_link(const std::string& address);
+    void watch_listener_links();
 
     std::vector<tcp::TcpAddress> addresses_;
     tcp::TcpRailParams params_;
