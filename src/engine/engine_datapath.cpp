@@ -143,7 +143,7 @@ std::vector<RailView> Engine::rail_views(const Connection& conn, const std::vect
     for (std::size_t k = 0; k < rails.size(); ++k) {
         const RailSlot& s = conn.rails[rails[k]];
         views.push_back(RailView{static_cast<int>(k % 64), monitor_->state(s.monitor_id, now), s.numa_node,
-                                 s.inflight_bytes, s.ewma_bw});
+                                 s.inflight_bytes, s.ewma_bw, s.rail.rail && s.rail.rail->holds_answer()});
     }
     return views;
 }

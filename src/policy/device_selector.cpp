@@ -33,6 +33,7 @@ bool better(std::size_t a, std::size_t b, std::span<const RailView> rails, const
     if (ta != tb) return ta < tb;
     double la = load(ra, ctx.bandwidth), lb = load(rb, ctx.bandwidth);
     if (la != lb) return la < lb;
+    if (ra.answer_waiting != rb.answer_waiting) return ra.answer_waiting;
     std::size_t da = (a + ctx.rail_count - ctx.cursor % ctx.rail_count) % ctx.rail_count;
     std::size_t db = (b + ctx.rail_count - ctx.cursor % ctx.rail_count) % ctx.rail_count;
     return da < db;

@@ -7,7 +7,12 @@
 //      the caller's node is unknown, every rail is in the first tier);
 //   3. load: inflight bytes divided by the EWMA bandwidth (the time the rail
 //      needs to drain what it already has), lower first;
-//   4. round-robin: among rails equal on all of the above, the first at or
+//   4. an answer waiting: a rail holding an acknowledgement for the peer
+//      first, since the transfer then carries it (on a request-response
+//      exchange the reply goes back on the rail of the request, one system
+//      call and segment per message less at each end, where alternating
+//      rails sent every acknowledgement alone);
+//   5. round-robin: among rails equal on all of the above, the first at or
 //      after a cursor that moves past each rail picked.
 // The selector sees rails through a plain view (no monitor, no locks), so the
 // ranking is a pure function of that view, the caller's node and the cursor.
@@ -32,6 +37,7 @@ struct RailView {
     int numa_node = -1;              // NUMA node of the HCA, -1 unknown
     std::uint64_t inflight_bytes = 0;
     double ewma_bw = 0.0;            // bytes/s, <= 0 = not measured yet
+    bool answer_waiting = false;     // the rail holds an ack for the peer (Rail::holds_answer)
 };
 
 struct StripeShare {

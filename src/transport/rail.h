@@ -102,6 +102,10 @@ public:
     // Outgoing bytes are queued: the caller also waits for wait_fd() to
     // become writable.
     virtual bool wants_write() const { return false; }
+    // An answer for the peer (an acknowledgement) waits here for the next
+    // frame this rail sends: an op posted now carries it in the same
+    // system call and segment.
+    virtual bool holds_answer() const { return false; }
     // progress() would do nothing at `now` unless wait_fd() is readable (no
     // bytes queued, completions waiting or timers due): a driver may look
     // at many such rails with one poll() instead of progressing each.

@@ -35,6 +35,7 @@ public:
     int wait_fd() const override { return inner_->wait_fd(); }
     void prepare_to_wait() override { inner_->prepare_to_wait(); }
     bool wants_write() const override { return inner_->wants_write(); }
+    bool holds_answer() const override { return inner_->holds_answer(); }
     // The inner rail's timer, or the release of the first held completion.
     TimePoint next_timer() const override;
     bool broken() const override { return inner_->broken(); }

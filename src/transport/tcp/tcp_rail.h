@@ -143,6 +143,8 @@ public:
 
     // Outgoing bytes are queued: wait for the socket to become writable.
     bool wants_write() const override { return (dial_ && dial_->connecting()) || (open_ && fd_.valid() && tx_bytes_ > 0); }
+    // Unsent acks only (flush_answers holds them for a turn).
+    bool holds_answer() const override { return open_ && fd_.valid() && !tx_.empty() && tx_acks_only_; }
     // Nothing to send, collect, time or finish: only bytes arriving give
     // progress() work (receive() leaves no complete frame in the buffer).
     bool idle_unless_readable(TimePoint now) const override {

@@ -1,8 +1,10 @@
-// DeviceSelector: health, then NUMA tier, then load, then round-robin; EWMA
+// DeviceSelector: health, then NUMA tier, then load, then a waiting answer,
+// then round-robin; EWMA
 // bandwidth with clamps; striping weights.
 #include <criterion/criterion.h>
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "policy/device_selector.h"
@@ -117,6 +119,37 @@ Test(device_selector, ties_rotate_round_robin) {
         seen.push_back(*p);
     }
     for (std::size_t i = 0; i < 8; ++i) cr_expect_eq(seen[i], i % 4, "pick %zu got rail %zu", i, seen[i]);
+}
+
+Test(device_selector, a_waiting_answer_breaks_ties_before_round_robin) {
+    auto v = rails(2);
+    DeviceSelector sel(params());
+    // Rail 1 holds an ack for the peer: a request-response exchange keeps
+    // to it, where round-robin alone alternates.
+    v[1].answer_waiting = true;
+    for (int i = 0; i < 4; ++i) cr_expect_eq(sel.pick(v, kAll, 0), std::optional<std::size_t>(1u), "pick %d", i);
+    v[1].answer_waiting = false;
+    v[0].answer_waiting = true;
+    cr_expect_eq(sel.pick(v, kAll, 0), std::optional<std::size_t>(0u));
+    v[0].answer_waiting = false;
+    auto first = sel.pick(v, kAll, 0), second = sel.pick(v, kAll, 0);
+    cr_expect_neq(first, second, "without answers the rails alternate again");
+}
+
+Test(device_selector, a_waiting_answer_does_not_outrank_health_numa_or_load) {
+    auto v = rails(2);
+    DeviceSelector sel(params());
+    v[0].answer_waiting = true;
+    v[0].state = RailState::Degraded;
+    cr_expect_eq(sel.rank(v, kAll, 0)[0], 1u, "health first");
+    v[0].state = RailState::Healthy;
+    v[0].numa_node = 1;
+    cr_expect_eq(sel.rank(v, kAll, 0)[0], 1u, "the caller's NUMA node before an answer");
+    v[0].numa_node = 0;
+    v[0].inflight_bytes = 1 << 20;
+    cr_expect_eq(sel.rank(v, kAll, 0)[0], 1u, "the less loaded rail before an answer");
+    v[0].inflight_bytes = 0;
+    cr_expect_eq(sel.rank(v, kAll, 0)[0], 0u);
 }
 
 Test(device_selector, mask_limits_rails) {
