@@ -21,7 +21,8 @@
 // (frames and their data together); a short read ends the rail's reading
 // for the turn (no recv() that could only fail). The data of a large Write
 // or ReadResponse whose destination checks out goes from the socket
-// straight into its memory (tcp_rail_direct.cpp); ReadResponse data is
+// straight into its memory (tcp_rail_direct.cpp), or from the receive
+// buffer in one copy when a read took the whole frame; ReadResponse data is
 // copied (the target application may free its region meanwhile).
 //
 // Target: an incoming Write or ReadRequest is checked against the
@@ -284,9 +285,16 @@ private:
         bool refused = false;         // Write: the region went away: the rest is dropped, then a Nack
     };
     std::optional<DirectReceive> direct_;
+    // The large Write or ReadResponse at the front of buffered, when its
+    // fixed fields and destination check out (left = its whole data), with
+    // the number of those fixed fields' bytes; else nullopt.
+    std::optional<DirectReceive> direct_target(std::span<const std::uint8_t> buffered, std::size_t& fixed) const;
     // Begins a direct receive of the frame at the front of buffered (not
     // all of it here); false leaves the frame to the buffered path.
     bool start_direct(std::span<const std::uint8_t> buffered);
+    // The same frame all buffered: its data copied once, to its place, and
+    // the frame answered; false leaves it to the buffered path.
+    bool take_buffered_direct(std::span<const std::uint8_t> frame);
     // Reads into the direct receive's memory; false: stop reading this turn.
     // drained: the read emptied the socket.
     bool receive_direct(bool& drained);

@@ -2,6 +2,8 @@
 // from the socket straight into the memory it is for, instead of into the
 // receive buffer, a decoded frame and then its place (three passes over
 // every byte, which on a fast link cost more than the kernel's own copy).
+// A frame that one read took whole (with what follows it) is copied once
+// from the receive buffer to its place instead.
 //
 // Only a frame whose fixed fields and destination check out on its first
 // bytes goes this way, with the same checks the buffered path makes
@@ -44,48 +46,70 @@ std::uint64_t u64_at(std::span<const std::uint8_t> b, std::size_t at) {
 
 } // namespace
 
-bool TcpRail::start_direct(std::span<const std::uint8_t> buffered) {
-    if (buffered.size() < wire::kHeaderSize) return false;
+std::optional<TcpRail::DirectReceive> TcpRail::direct_target(std::span<const std::uint8_t> buffered,
+                                                              std::size_t& fixed) const {
+    if (buffered.size() < wire::kHeaderSize) return std::nullopt;
     auto header = wire::decode_header(buffered);
     if (!header || header->connection_id != identity_.connection_id || header->rail_id != identity_.rail_id)
-        return false;
+        return std::nullopt;
     const auto body = buffered.subspan(wire::kHeaderSize);
     DirectReceive d;
-    std::size_t fixed = 0;
     if (header->type == wire::FrameType::Write) {
         fixed = kWriteFixed;
-        if (body.size() < fixed || header->seq != expected_peer_seq_) return false;
+        if (body.size() < fixed || header->seq != expected_peer_seq_) return std::nullopt;
         d.write = true;
         d.rkey = u32_at(body, 0);
         d.remote_addr = u64_at(body, 4);
-        if (body[12] != 0 || u32_at(body, 13) != 0) return false;  // with an immediate
+        if (body[12] != 0 || u32_at(body, 13) != 0) return std::nullopt;  // with an immediate
         d.length = u32_at(body, 17);
-        if (d.length + fixed != header->payload_length || d.length > wire::kMaxDataLength) return false;
+        if (d.length + fixed != header->payload_length || d.length > wire::kMaxDataLength) return std::nullopt;
         const wire::MemoryHandle* region = regions_ ? regions_(d.rkey) : nullptr;
         if (!region || !wire::check_remote_access(*region, d.remote_addr, d.length, wire::kAccessRemoteWrite))
-            return false;
+            return std::nullopt;
         d.dest = reinterpret_cast<std::uint8_t*>(static_cast<std::uintptr_t>(d.remote_addr));
     } else if (header->type == wire::FrameType::ReadResponse) {
         fixed = kReadResponseFixed;
-        if (body.size() < fixed || body[0] != static_cast<std::uint8_t>(wire::WireStatus::Ok)) return false;
+        if (body.size() < fixed || body[0] != static_cast<std::uint8_t>(wire::WireStatus::Ok)) return std::nullopt;
         d.length = u32_at(body, 1);
-        if (d.length + fixed != header->payload_length) return false;
+        if (d.length + fixed != header->payload_length) return std::nullopt;
         auto it = pending_.find(header->seq);
         if (it == pending_.end() || it->second.opcode != RailOpcode::Read || it->second.length != d.length)
-            return false;
+            return std::nullopt;
         d.dest = static_cast<std::uint8_t*>(it->second.local);
     } else {
-        return false;
+        return std::nullopt;
     }
-    if (d.length < kDirectMinData) return false;
+    if (d.length < kDirectMinData) return std::nullopt;
     d.seq = header->seq;
+    d.left = d.length;
+    return d;
+}
+
+bool TcpRail::start_direct(std::span<const std::uint8_t> buffered) {
+    std::size_t fixed = 0;
+    auto d = direct_target(buffered, fixed);
+    if (!d) return false;
     // What the buffer holds of the data already; the frame is not all here.
-    const std::size_t have = body.size() - fixed;
-    if (have > 0) std::memcpy(d.dest, body.data() + fixed, have);
-    d.dest += have;
-    d.left = d.length - have;
+    const std::size_t have = buffered.size() - wire::kHeaderSize - fixed;
+    if (have > 0) std::memcpy(d->dest, buffered.data() + wire::kHeaderSize + fixed, have);
+    d->dest += have;
+    d->left -= have;
     rx_begin_ = rx_end_ = 0;
     direct_ = d;
+    return true;
+}
+
+bool TcpRail::take_buffered_direct(std::span<const std::uint8_t> frame) {
+    // A frame that arrived whole in one read: decoding it would copy its
+    // data into the frame and then to its place; this copies it once.
+    std::size_t fixed = 0;
+    auto d = direct_target(frame, fixed);
+    if (!d) return false;
+    std::memcpy(d->dest, frame.data() + wire::kHeaderSize + fixed, d->length);
+    d->dest += d->length;
+    d->left = 0;
+    direct_ = d;
+    finish_direct();
     return true;
 }
 

@@ -87,6 +87,10 @@ bool TcpRail::frame_buffered(const std::function<void(const RailMessage&)>& on_m
             if (start_direct(buffered)) need = 0;
             return true;
         }
+        if (take_buffered_direct(buffered.first(scan.bytes))) {
+            rx_begin_ += scan.bytes;
+            continue;
+        }
         auto frame = wire::decode_frame(buffered.first(scan.bytes));
         rx_begin_ += scan.bytes;
         if (!frame) {

@@ -3,12 +3,16 @@
 // byte checked), each op completes exactly once with its cookie, and many
 // ops in flight over a tiny socket buffer (forcing partial writes) all land.
 // A lone Ack waits one turn of its rail at most, and an answer carries it.
+// Large frames read whole (with what follows them) land as exactly.
 #include <criterion/criterion.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <functional>
 #include <set>
 
 #include "tcp_pair.h"
+#include "wire/frame_header.h"
 
 using namespace tcp_test;
 
@@ -256,4 +260,62 @@ Test(tcp_rail_data, an_answer_carries_the_held_ack) {
     cr_expect_eq(pair->done_a[0].outcome, RailOutcome::Success);
     for (int round = 0; round < 2000 && answers < 1; ++round) pair->a->progress(pair->done_a, on_a);
     cr_expect_eq(answers, 1u);
+}
+
+namespace {
+
+// Bounded: until `fd` holds at least `bytes` unread (the frames arrived
+// whole before the rail reads them), progressing `sender` meanwhile.
+bool arrived_whole(int fd, std::size_t bytes, TcpRail& sender, std::vector<RailCompletion>& done) {
+    for (int round = 0; round < 400; ++round) {
+        int unread = 0;
+        if (::ioctl(fd, FIONREAD, &unread) == 0 && static_cast<std::size_t>(unread) >= bytes) return true;
+        sender.progress(done, nullptr);
+        ::usleep(5000);
+    }
+    return false;
+}
+
+} // namespace
+
+// Large Writes and ReadResponses that are all in the receive buffer at once
+// (one read took them whole, and what follows them) are copied once to
+// their place; every byte lands, and nothing around it is touched.
+Test(tcp_rail_data, large_frames_read_whole_land_byte_exact) {
+    auto pair = make_pair();
+    cr_assert(pair->ok());
+    // Above the direct receive's minimum; with a small write behind it the
+    // whole still fits a socket's default receive buffer unread.
+    constexpr std::size_t n = 70000, small = 1000;
+    std::vector<std::uint8_t> target(2 * n, 0xEE);
+    pair->regions_b.add(kKey, target.data(), target.size(), wire::kAccessAll);
+    const auto first = pattern(n, 21), second = pattern(small, 22);
+    cr_assert(pair->a->post(write_op(1, first.data(), n, addr(target.data()) + 7, kKey)).is_ok());
+    cr_assert(pair->a->post(write_op(2, second.data(), small, addr(target.data()) + n + 11, kKey)).is_ok());
+    // Each a header, the Write's 21 bytes of fixed fields and the data.
+    cr_assert(arrived_whole(pair->b->wait_fd(), 2 * (wire::kHeaderSize + 21) + n + small, *pair->a, pair->done_a),
+              "the writes never arrived");
+    cr_assert(pair->drive_until(2), "the writes never completed");
+    for (const auto& c : pair->done_a) cr_expect_eq(c.outcome, RailOutcome::Success, "%s", c.status.to_string().c_str());
+    cr_expect_eq(first_difference(target.data() + 7, first.data(), n), -1, "the large write");
+    cr_expect_eq(first_difference(target.data() + n + 11, second.data(), small), -1, "the write behind it");
+    for (std::size_t i = 0; i < 7; ++i) cr_assert_eq(target[i], 0xEE);
+    for (std::size_t i = 7 + n; i < n + 11; ++i) cr_assert_eq(target[i], 0xEE);
+    for (std::size_t i = n + 11 + small; i < target.size(); ++i) cr_assert_eq(target[i], 0xEE);
+
+    // A read whose answer is all there before the reader looks.
+    std::vector<std::uint8_t> local(n + 16, 0x11);
+    cr_assert(pair->a->post(read_op(3, local.data() + 5, n, addr(target.data()) + 7, kKey)).is_ok());
+    std::vector<RailCompletion> none;
+    cr_assert(arrived_whole(pair->b->wait_fd(), 1, *pair->a, none), "the read request never arrived");
+    for (int round = 0; round < 400 && (pair->b->wants_write() || pair->b->outstanding() > 0 || round < 2); ++round)
+        pair->b->progress(pair->done_b, nullptr);
+    cr_assert(arrived_whole(pair->a->wait_fd(), wire::kHeaderSize + 5 + n, *pair->b, pair->done_b),
+              "the read answer never arrived");
+    cr_assert(pair->drive_until(3), "the read never completed");
+    cr_expect_eq(pair->done_a.back().cookie, 3u);
+    cr_expect_eq(pair->done_a.back().outcome, RailOutcome::Success, "%s", pair->done_a.back().status.to_string().c_str());
+    cr_expect_eq(first_difference(local.data() + 5, first.data(), n), -1, "read");
+    for (std::size_t i = 0; i < 5; ++i) cr_assert_eq(local[i], 0x11);
+    for (std::size_t i = 5 + n; i < local.size(); ++i) cr_assert_eq(local[i], 0x11, "the read wrote past its length");
 }
