@@ -112,8 +112,13 @@ int mca_btl_tent_frag_send(mca_btl_tent_frag_t *frag, mca_btl_base_tag_t tag) {
         return OPAL_ERR_UNREACH;
     }
     frag->hdr->tag = tag;
-    tent_priority_t prio = (frag->base.des_flags & MCA_BTL_DES_FLAGS_PRIORITY) ? TENT_PRIORITY_HIGH
-                                                                              : TENT_PRIORITY_MEDIUM;
+    /* Every fragment at one priority, ob1's control fragments
+     * (MCA_BTL_DES_FLAGS_PRIORITY) too: at high priority they made tent's QoS
+     * window and lane (tent.conf(5), [qos]) hold the job's own bulk reads to
+     * 64 KiB in flight on one rail for 10 ms after each of them, which in a
+     * job is always. NetPIPE at 1 MiB over two TCP rails on loopback: 16
+     * Gbit/s so (two runs), 19 and 23 without. */
+    const tent_priority_t prio = TENT_PRIORITY_MEDIUM;
     __atomic_add_fetch(&ep->outstanding, 1, __ATOMIC_RELAXED);
     int rc = tent_post_send(ep->peer, frag->hdr, sizeof(mca_btl_tent_hdr_t) + frag->segment.seg_len, prio,
                             TENT_TRANSPORT_ANY, mca_btl_tent_cookie(frag, MCA_BTL_TENT_COOKIE_SEND));

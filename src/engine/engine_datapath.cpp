@@ -166,7 +166,10 @@ Status Engine::plan(Connection& conn, Op& op) {
 
     std::vector<RailView> views = rail_views(conn, allowed, now);
     std::vector<std::uint64_t> max_op;
-    for (std::size_t i : allowed) max_op.push_back(conn.rails[i].rail.rail->max_op_length());
+    for (std::size_t i : allowed) {
+        const Rail& rail = *conn.rails[i].rail.rail;
+        max_op.push_back(op.type == OpType::Read ? rail.max_read_length() : rail.max_op_length());
+    }
     // While higher-priority work is active, this op's pieces are cut to
     // half the QoS window, so that none of them holds the rail for long.
     const bool yield_to_higher = higher_priority_active(op, now);

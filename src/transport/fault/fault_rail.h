@@ -26,6 +26,7 @@ public:
     TransportKind kind() const override { return inner_->kind(); }
     const std::string& name() const override { return inner_->name(); }
     std::uint64_t max_op_length() const override { return inner_->max_op_length(); }
+    std::uint64_t max_read_length() const override { return inner_->max_read_length(); }
     std::uint64_t max_send_length() const override { return inner_->max_send_length(); }
 
     Status post(const RailOp& op) override;

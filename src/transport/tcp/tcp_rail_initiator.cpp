@@ -181,6 +181,7 @@ void TcpRail::flush() {
                 break;
             }
             sent -= left;
+            if (response_buffers_) response_buffers_->give(std::move(tx_.front().head));
             tx_.pop_front();
             tx_front_sent_ = 0;
         }

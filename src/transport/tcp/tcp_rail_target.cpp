@@ -62,10 +62,13 @@ bool TcpRail::handle_read_request(const wire::Frame& f, const wire::ReadRequest&
         // valid frame, and a decoded request reads at least one byte.)
         const auto* src = reinterpret_cast<const std::uint8_t*>(static_cast<std::uintptr_t>(r.remote_addr));
         answer.body = wire::ReadResponse{wire::WireStatus::Ok, {src[0]}};
-        if (auto head = encode_data_frame_prefix(answer, r.length - 1)) {
-            head->reserve(head->size() + r.length - 1);
-            head->insert(head->end(), src + 1, src + r.length);
-            queue_bytes(std::move(*head), {});
+        if (auto prefix = encode_data_frame_prefix(answer, r.length - 1)) {
+            const std::size_t size = prefix->size() + r.length - 1;
+            std::vector<std::uint8_t> head = response_buffers_ ? response_buffers_->take(size) : std::vector<std::uint8_t>{};
+            head.reserve(size);
+            head.insert(head.end(), prefix->begin(), prefix->end());
+            head.insert(head.end(), src + 1, src + r.length);
+            queue_bytes(std::move(head), {});
             return true;
         }
         answer.body = wire::Nack{wire::FrameType::ReadRequest, wire::WireStatus::RemoteInvalid};
