@@ -77,6 +77,17 @@ run_under_hca_faults() {
     ctl() {
         "$sv_ctl" "$@" >>"$MPI_TMP/ctl" 2>&1 && return 0
         kill -0 $job 2>/dev/null || return 1
+        # A rank that does not answer: where each of its threads stands.
+        local r t
+        for r in $pids; do
+            echo "rank $r, threads (name, state, wchan, syscall):"
+            for t in /proc/$r/task/*; do
+                echo "  $(cat $t/comm 2>/dev/null) $(awk '{print $3}' $t/stat 2>/dev/null)" \
+                    "$(cat $t/wchan 2>/dev/null) $(cut -d' ' -f1 $t/syscall 2>/dev/null)"
+            done
+            command -v gdb >/dev/null 2>&1 &&
+                timeout 30 gdb -p "$r" -batch -ex "thread apply all bt 25" 2>/dev/null | grep '^#\|^Thread'
+        done
         kill $job
         cat "$MPI_TMP/ctl"
         tail -40 "$out"
