@@ -53,8 +53,11 @@ echo "qpex: client $(rail_ops "$SV_TMP/qpex-client.log" mlx5_0) ops on mlx5_0, $
 TENT_TCP_RAIL_ADDRESSES=127.0.0.1,127.0.0.2 carried tcp2 -g 0
 log=$SV_TMP/tcp2-client.log
 for addr in 127.0.0.1 127.0.0.2; do
-    # Reported at exit, or when the connection was released (its peer left first).
-    grep -Eq "(interpose-rail: interposer|rail-released): rail tcp $addr -> " "$log" ||
+    # Reported at exit, or when the connection was released (its peer left
+    # first). The rail is named "tcp LOCAL -> PEER" on a connection the
+    # client made, "tcp LOCAL <- PEER" on the server's when both connected
+    # at once and the client kept that one (tent(3), "Connections").
+    grep -Eq "(interpose-rail: interposer|rail-released): rail tcp $addr (->|<-) " "$log" ||
         { show_log tcp2-client; fail "tcp2: no tcp rail of $addr"; }
 done
 echo "tcp2: client's tcp rails: $(grep -oE '(interposer|rail-released): rail tcp [^,]* ops' "$log" | sed 's/^[^:]*: rail //' | paste -sd ';')"
