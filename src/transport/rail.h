@@ -81,7 +81,8 @@ public:
     // Largest send_header + payload of one Send (a receive buffer on verbs);
     // the engine fragments messages below it.
     virtual std::uint64_t max_send_length() const { return max_op_length(); }
-    // Largest length of one Read; the engine chunks reads above it.
+    // Largest read the engine plans as one piece (a preference, not a limit:
+    // a piece moved here by failover may be longer, up to max_op_length()).
     virtual std::uint64_t max_read_length() const { return max_op_length(); }
 
     // Start one operation. An error is a submit-stage failure: no completion follows.
