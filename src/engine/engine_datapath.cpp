@@ -196,6 +196,12 @@ Status Engine::plan(Connection& conn, Op& op) {
         return Status::ok();
     }
     std::uint64_t piece = qos_piece_size(params_.chunk_size, yield_to_higher, params_.qos_window);
+    // No longer than the shortest rail to the peer can carry (a TCP rail:
+    // 4 MiB), paused rails included: failover may move any piece to any of
+    // them, and a piece is never cut again on its way.
+    for (const RailSlot& s : conn.rails)
+        if (const std::uint64_t most = s.rail.rail ? s.rail.rail->max_op_length() : 0; most > 0)
+            piece = std::min(piece, most);
     if (op.type == OpType::Atomic) piece = 8;  // one indivisible piece
     ChunkPlanParams cp{params_.striping_threshold, piece, op.caller_numa, 0};
     op.chunks = plan_chunks(*conn.selector, views, max_op, op.length, cp);

@@ -80,6 +80,7 @@ void Engine::place_piece(Connection& conn, Op& op, std::size_t chunk, const Stat
         r.kind = s.rail.rail->kind();
         r.allowed = !(r.kind == TransportKind::Rdma && rule && !rule->allows_device(s.rail.local_device, s.device)) &&
                     !(op.type == OpType::Send && s.rail.rail->max_send_length() < kSendHeaderSize + length) &&
+                    !(op.type != OpType::Send && s.rail.rail->max_op_length() < length) &&
                     !(piece.ledger_only && !s.rail.rail->atomics_deduplicated());
         r.usable = usable(s);
         r.paused = r.usable && monitor_->state(s.monitor_id, now) == RailState::Paused;

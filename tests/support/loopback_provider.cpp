@@ -24,10 +24,13 @@ public:
 
     TransportKind kind() const override { return kind_; }
     const std::string& name() const override { return name_; }
-    std::uint64_t max_op_length() const override { return std::uint64_t{4} << 20; }
+    std::uint64_t max_op_length() const override { return fabric_->max_op_length(); }
     int wait_fd() const override { return -1; }
 
     Status post(const RailOp& op) override {
+        if (op.length > max_op_length())
+            return Status(Code::InvalidArgument, name_ + ": an operation of " + std::to_string(op.length) +
+                                                     " bytes above the maximum of " + std::to_string(max_op_length()));
         Pending p{op, fabric_->delay(rail_id_), SteadyClock::instance().now(), {}};
         p.header.assign(op.send_header.begin(), op.send_header.end());
         pending_.push_back(std::move(p));

@@ -40,6 +40,10 @@ public:
     // (false): operations stay in flight, as behind a slow link.
     void set_stalled(std::uint16_t rail_id, bool stalled) { set_flag(stalled_, rail_id, stalled); }
     bool stalled(std::uint16_t rail_id) const { return flag(stalled_, rail_id); }
+    // The longest operation the fabric's rails take (4 MiB unless set); a
+    // longer one is refused at post, as a TCP rail does.
+    void set_max_op_length(std::uint64_t bytes) { max_op_length_ = bytes; }
+    std::uint64_t max_op_length() const { return max_op_length_; }
     // Bytes moved by WRITE/READ/SEND per rail id, over all connections.
     std::uint64_t bytes(std::uint16_t rail_id) const;
     void add_bytes(std::uint16_t rail_id, std::uint64_t n);
@@ -57,6 +61,7 @@ private:
     std::map<std::uint16_t, bool> broken_;
     std::map<std::uint16_t, bool> stalled_;
     std::map<std::uint16_t, std::uint64_t> bytes_;
+    std::atomic<std::uint64_t> max_op_length_{std::uint64_t{4} << 20};
 };
 
 class LoopbackProvider final : public TransportProvider {

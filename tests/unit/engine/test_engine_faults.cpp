@@ -8,6 +8,9 @@
 //   - Over rails of two transports that both fail now and then, no piece
 //     ever goes back to a transport it failed on and left (read from the
 //     engine's "rail failover" log lines, one per move).
+//   - With chunk_size above what one rail takes in one operation (a TCP
+//     rail: 4 MiB), the pieces planned for a longer-reaching rail that dies
+//     still fit the short one: they move there and the writes complete.
 #include <criterion/criterion.h>
 #include <unistd.h>
 
@@ -165,6 +168,40 @@ std::vector<Move> read_moves(const std::string& path) {
     return moves;
 }
 
+// Engines a and b, each with one rail per transport: a TCP-kind loopback
+// rail (rail 0) and an RDMA-kind one (rail 1); a connected to b, and
+// `size` bytes registered on each side (src on a, dst on b).
+struct TwoTransports {
+    std::unique_ptr<Engine> a, b;
+    PeerId peer = 0;
+    std::vector<std::uint8_t> src, dst;
+    std::vector<std::uint8_t> remote;  // dst's handle
+    std::uint64_t base = 0;            // dst's address
+
+    TwoTransports(const Config& c, const std::shared_ptr<LoopbackFabric>& tcp,
+                  const std::shared_ptr<LoopbackFabric>& rdma, std::size_t size)
+        : a(engine(c, tcp, rdma)), b(engine(c, tcp, rdma)), src(size), dst(size) {
+        auto p = a->connect(b->address());
+        cr_assert(p.is_ok(), "%s", p.status().to_string().c_str());
+        peer = *p;
+        auto rs = a->register_memory(src.data(), size, wire::kAccessAll);
+        auto rd = b->register_memory(dst.data(), size, wire::kAccessAll);
+        cr_assert(rs.is_ok() && rd.is_ok());
+        remote = handle_bytes(**rd);
+        base = reinterpret_cast<std::uint64_t>(dst.data());
+    }
+
+    static std::unique_ptr<Engine> engine(const Config& c, const std::shared_ptr<LoopbackFabric>& tcp,
+                                          const std::shared_ptr<LoopbackFabric>& rdma) {
+        std::vector<std::unique_ptr<TransportProvider>> providers;
+        providers.push_back(std::make_unique<LoopbackProvider>(tcp, TransportKind::Tcp));
+        providers.push_back(std::make_unique<LoopbackProvider>(rdma, TransportKind::Rdma));
+        auto r = Engine::create(c, std::move(providers), Topology::from_devices({}, 1, -1));
+        cr_assert(r.is_ok(), "%s", r.status().to_string().c_str());
+        return std::move(*r);
+    }
+};
+
 } // namespace
 
 Test(engine_faults, failover_never_returns_to_a_transport_that_failed, .timeout = 120) {
@@ -185,25 +222,9 @@ Test(engine_faults, failover_never_returns_to_a_transport_that_failed, .timeout 
     // failed on both has only a transport it left to go back to.
     auto tcp = std::make_shared<LoopbackFabric>(1, std::vector<unsigned>{0});
     auto rdma = std::make_shared<LoopbackFabric>(1, std::vector<unsigned>{0});
-    std::unique_ptr<Engine> a, b;
-    for (auto* e : {&a, &b}) {
-        std::vector<std::unique_ptr<TransportProvider>> providers;
-        providers.push_back(std::make_unique<LoopbackProvider>(tcp, TransportKind::Tcp));
-        providers.push_back(std::make_unique<LoopbackProvider>(rdma, TransportKind::Rdma));
-        auto r = Engine::create(c, std::move(providers), Topology::from_devices({}, 1, -1));
-        cr_assert(r.is_ok(), "%s", r.status().to_string().c_str());
-        *e = std::move(*r);
-    }
-    auto peer = a->connect(b->address());
-    cr_assert(peer.is_ok());
-
     constexpr std::size_t kSize = 1u << 20;
-    std::vector<std::uint8_t> src(kSize), dst(kSize);
-    auto rs = a->register_memory(src.data(), kSize, wire::kAccessAll);
-    auto rd = b->register_memory(dst.data(), kSize, wire::kAccessAll);
-    cr_assert(rs.is_ok() && rd.is_ok());
-    const auto remote = handle_bytes(**rd);
-    const auto base = reinterpret_cast<std::uint64_t>(dst.data());
+    TwoTransports t(c, tcp, rdma, kSize);
+    auto& [a, b, peer, src, dst, remote, base] = t;
     // Half the requests prefer TCP (a hint), half take the default (RDMA
     // first): both transports carry fresh work and keep proving themselves,
     // so a rail a piece failed on is soon usable again -- the moment the
@@ -212,7 +233,7 @@ Test(engine_faults, failover_never_returns_to_a_transport_that_failed, .timeout 
         fill(src, static_cast<unsigned>(round + 1));
         PostOptions o = with_cookie(static_cast<std::uint64_t>(round));
         if (round % 2) o.hint = TransportKind::Tcp;
-        cr_assert(a->post_write(*peer, src.data(), kSize, remote, base, o).is_ok());
+        cr_assert(a->post_write(peer, src.data(), kSize, remote, base, o).is_ok());
         auto done = wait_completions(*a, 1, std::chrono::seconds(20));
         cr_assert_eq(done.size(), 1u, "round %d did not complete", round);
         cr_assert(done[0].status.is_ok(), "round %d: %s", round, done[0].status.to_string().c_str());
@@ -238,4 +259,48 @@ Test(engine_faults, failover_never_returns_to_a_transport_that_failed, .timeout 
     cr_expect_gt(moves_between, 0u, "no piece moved from one transport to the other");
     cr_expect_gt(moves_after_leaving, 0u, "no piece failed again after changing transport: the rule was not tested");
     cr_expect_eq(returns, 0u, "%zu moves went back to a transport the piece had failed on and left", returns);
+}
+
+Test(engine_faults, pieces_fit_every_rail_they_may_fail_over_to, .timeout = 120) {
+    Config c = loopback_config();
+    (void)c.set(Knob::ChunkSize, "8M", api());
+    (void)c.set(Knob::MaxFailoverAttempts, "64", api());
+    // Rail 0, TCP kind, takes at most 1 MiB per operation; rail 1, RDMA
+    // kind, 64 MiB (an HCA's message limit, scaled down).
+    auto tcp = std::make_shared<LoopbackFabric>(1, std::vector<unsigned>{0});
+    auto rdma = std::make_shared<LoopbackFabric>(1, std::vector<unsigned>{0});
+    tcp->set_max_op_length(1u << 20);
+    rdma->set_max_op_length(64u << 20);
+    constexpr std::size_t kSize = 8u << 20;
+    TwoTransports t(c, tcp, rdma, kSize);
+    auto& [a, b, peer, src, dst, remote, base] = t;
+    auto rdma_stats = [&] {
+        for (const RailStats& s : a->rail_stats())
+            if (s.kind == TransportKind::Rdma) return s;
+        cr_assert_fail("no RDMA rail");
+        return RailStats{};
+    };
+
+    // Healthy first: the RDMA rail takes its share in pieces of its own.
+    fill(src, 1);
+    cr_assert(a->post_write(peer, src.data(), kSize, remote, base, with_cookie(1)).is_ok());
+    auto done = wait_completions(*a, 1, std::chrono::seconds(20));
+    cr_assert(done.size() == 1 && done[0].status.is_ok(), "healthy write: %s",
+              done.empty() ? "no completion" : done[0].status.to_string().c_str());
+    cr_assert(src == dst, "healthy write: bytes differ");
+    cr_assert_gt(rdma_stats().bytes, 0u, "the RDMA rail carried nothing: the failover below would not be tested");
+
+    // Then every operation on the RDMA rail fails: its pieces go to rail 0.
+    rdma->set_broken(rdma_stats().rail_id, true);
+    for (int round = 2; round < 5; ++round) {
+        fill(src, static_cast<unsigned>(round));
+        cr_assert(a->post_write(peer, src.data(), kSize, remote, base, with_cookie(static_cast<std::uint64_t>(round))).is_ok());
+        done = wait_completions(*a, 1, std::chrono::seconds(20));
+        cr_assert_eq(done.size(), 1u, "write %d did not complete", round);
+        cr_assert(done[0].status.is_ok(), "write %d: %s", round, done[0].status.to_string().c_str());
+        cr_assert(src == dst, "write %d: bytes differ", round);
+    }
+    cr_expect_gt(rdma_stats().failovers, 0u, "no piece moved off the broken RDMA rail");
+    a.reset();
+    b.reset();
 }
