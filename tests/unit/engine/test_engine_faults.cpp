@@ -172,15 +172,16 @@ std::vector<Move> read_moves(const std::string& path) {
 // rail (rail 0) and an RDMA-kind one (rail 1); a connected to b, and
 // `size` bytes registered on each side (src on a, dst on b).
 struct TwoTransports {
+    // Declared first, destroyed last: the engines go before the memory they registered.
+    std::vector<std::uint8_t> src, dst;
     std::unique_ptr<Engine> a, b;
     PeerId peer = 0;
-    std::vector<std::uint8_t> src, dst;
     std::vector<std::uint8_t> remote;  // dst's handle
     std::uint64_t base = 0;            // dst's address
 
     TwoTransports(const Config& c, const std::shared_ptr<LoopbackFabric>& tcp,
                   const std::shared_ptr<LoopbackFabric>& rdma, std::size_t size)
-        : a(engine(c, tcp, rdma)), b(engine(c, tcp, rdma)), src(size), dst(size) {
+        : src(size), dst(size), a(engine(c, tcp, rdma)), b(engine(c, tcp, rdma)) {
         auto p = a->connect(b->address());
         cr_assert(p.is_ok(), "%s", p.status().to_string().c_str());
         peer = *p;
@@ -224,7 +225,7 @@ Test(engine_faults, failover_never_returns_to_a_transport_that_failed, .timeout 
     auto rdma = std::make_shared<LoopbackFabric>(1, std::vector<unsigned>{0});
     constexpr std::size_t kSize = 1u << 20;
     TwoTransports t(c, tcp, rdma, kSize);
-    auto& [a, b, peer, src, dst, remote, base] = t;
+    auto& [src, dst, a, b, peer, remote, base] = t;
     // Half the requests prefer TCP (a hint), half take the default (RDMA
     // first): both transports carry fresh work and keep proving themselves,
     // so a rail a piece failed on is soon usable again -- the moment the
@@ -273,7 +274,7 @@ Test(engine_faults, pieces_fit_every_rail_they_may_fail_over_to, .timeout = 120)
     rdma->set_max_op_length(64u << 20);
     constexpr std::size_t kSize = 8u << 20;
     TwoTransports t(c, tcp, rdma, kSize);
-    auto& [a, b, peer, src, dst, remote, base] = t;
+    auto& [src, dst, a, b, peer, remote, base] = t;
     auto rdma_stats = [&] {
         for (const RailStats& s : a->rail_stats())
             if (s.kind == TransportKind::Rdma) return s;
