@@ -82,7 +82,8 @@ run_under_hca_faults() {
         for r in $pids; do
             echo "rank $r, threads (name, state, wchan, syscall):"
             for t in /proc/$r/task/*; do
-                echo "  $(cat $t/comm 2>/dev/null) $(awk '{print $3}' $t/stat 2>/dev/null)" \
+                # The state follows the name's closing parenthesis (a name may hold spaces).
+                echo "  $(cat $t/comm 2>/dev/null) $(sed 's/.*) //; s/ .*//' $t/stat 2>/dev/null)" \
                     "$(cat $t/wchan 2>/dev/null) $(cut -d' ' -f1 $t/syscall 2>/dev/null)"
             done
             command -v gdb >/dev/null 2>&1 &&
