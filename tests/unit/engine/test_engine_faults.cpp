@@ -282,7 +282,7 @@ Test(engine_faults, pieces_fit_every_rail_they_may_fail_over_to, .timeout = 120)
         return RailStats{};
     };
 
-    // Healthy first: the RDMA rail takes its share in pieces of its own.
+    // Healthy first: the write is striped over both rails, the RDMA one included.
     fill(src, 1);
     cr_assert(a->post_write(peer, src.data(), kSize, remote, base, with_cookie(1)).is_ok());
     auto done = wait_completions(*a, 1, std::chrono::seconds(20));
