@@ -330,6 +330,7 @@ std::size_t Engine::poll(std::vector<EngineCompletion>& out, std::size_t max) {
     // takes them (and posts more) sooner, and calls again when none is left.
     if (params_.caller_progress && !this_thread_drives() && ready_completions() == 0) drive_once();
     std::lock_guard lock(mutex_);
+    out.reserve(out.size() + std::min(max, completions_.size()));  // one allocation, not one per doubling
     std::size_t n = 0;
     while (n < max && !completions_.empty()) {
         out.push_back(std::move(completions_.front()));

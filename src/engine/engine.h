@@ -316,6 +316,9 @@ private:
     void finish_op(std::uint64_t op_id);
     void on_message(Connection& conn, const RailMessage& message);
     void deliver(Connection& conn);
+    // One whole message to the callback or the next posted buffer; false
+    // when neither is there (the message waits).
+    bool deliver_one(Connection& conn, std::span<const std::uint8_t> message);
     // Flow control of messages (send_flow.h): our credit to the peer, the
     // peer's credit to us, and the SENDs that waited for it.
     void grant_credit(Connection& conn);
@@ -327,7 +330,7 @@ private:
     // visible together, so a completion the application sees is already
     // counted in rail_stats().
     void publish_turn(bool found_work);
-    std::vector<RailStats> collect_stats();
+    void collect_stats();  // into spare_stats_
     // Outside a turn, publishes the statistics now; in one, at its end.
     void refresh_stats();
 
@@ -389,6 +392,7 @@ private:
     RecvCallback recv_callback_;
     UnreachableCallback unreachable_callback_;
     std::vector<RailStats> stats_;  // refreshed by the driver
+    std::vector<RailStats> spare_stats_;  // the driver's: filled, then swapped with stats_
     std::uint64_t next_op_id_ = 1;
     // Drivers sleeping in poll() (or about to): posting threads write
     // wake_fd_ only then, once until a sleeper reads it. A busy driver finds
@@ -424,6 +428,9 @@ private:
     // The driver's only (held under drive_mutex_): the progress thread's,
     // or an application thread's during its turn.
     std::map<PeerId, std::unique_ptr<Connection>> connections_;
+    // What a turn takes from submitted_ (swapped, then emptied): kept so
+    // that a turn allocates no queue (a deque allocates when built).
+    std::deque<std::unique_ptr<Op>> taken_;
     std::map<std::uint64_t, std::unique_ptr<Op>> ops_;
     struct Inflight {
         std::uint64_t op;  // 0: a probe

@@ -484,6 +484,15 @@ void Engine::on_message(Connection& conn, const RailMessage& message) {
                   header.status().to_string().c_str());
         return;
     }
+    // The common case (a message in one fragment, in order) is delivered
+    // from the rail's buffer; the reassembler copies only what must wait.
+    if (conn.reassembler.next_whole(*header, message.payload.size())) {
+        if (deliver_one(conn, message.payload)) {
+            conn.reassembler.release_next();
+            if (conn.credit.due()) grant_credit(conn);
+            return;
+        }
+    }
     if (Status s = conn.reassembler.add(*header, message.payload); !s) {
         TENT_WARN("send-bad-fragment", "fragment from %s dropped: %s", conn.peer.hostname.c_str(),
                   s.to_string().c_str());
@@ -492,33 +501,38 @@ void Engine::on_message(Connection& conn, const RailMessage& message) {
     deliver(conn);
 }
 
+bool Engine::deliver_one(Connection& conn, std::span<const std::uint8_t> m) {
+    RecvCallback callback;
+    PostedRecv recv{};
+    bool have_recv = false;
+    {
+        std::lock_guard lock(mutex_);
+        callback = recv_callback_;
+        if (!callback && !recvs_.empty()) {
+            recv = recvs_.front();
+            recvs_.pop_front();
+            have_recv = true;
+        }
+    }
+    if (callback) {
+        callback(conn.id, m);
+    } else if (have_recv) {
+        std::uint64_t n = std::min<std::uint64_t>(recv.length, m.size());
+        if (n) std::memcpy(recv.buffer, m.data(), n);
+        Status s = n < m.size() ? Status(Code::OutOfRange, "message of " + std::to_string(m.size()) +
+                                                               " bytes truncated to " + std::to_string(n))
+                                : Status::ok();
+        push_completion({recv.cookie, OpType::Recv, s, m.size(), conn.id});
+    } else {
+        return false;  // held until a buffer is posted
+    }
+    conn.credit.released(m.size());
+    return true;
+}
+
 void Engine::deliver(Connection& conn) {
     while (const std::vector<std::uint8_t>* m = conn.reassembler.ready()) {
-        RecvCallback callback;
-        PostedRecv recv{};
-        bool have_recv = false;
-        {
-            std::lock_guard lock(mutex_);
-            callback = recv_callback_;
-            if (!callback && !recvs_.empty()) {
-                recv = recvs_.front();
-                recvs_.pop_front();
-                have_recv = true;
-            }
-        }
-        if (callback) {
-            callback(conn.id, *m);
-        } else if (have_recv) {
-            std::uint64_t n = std::min<std::uint64_t>(recv.length, m->size());
-            if (n) std::memcpy(recv.buffer, m->data(), n);
-            Status s = n < m->size() ? Status(Code::OutOfRange, "message of " + std::to_string(m->size()) +
-                                                                    " bytes truncated to " + std::to_string(n))
-                                     : Status::ok();
-            push_completion({recv.cookie, OpType::Recv, s, m->size(), conn.id});
-        } else {
-            break;  // held until a buffer is posted
-        }
-        conn.credit.released(m->size());
+        if (!deliver_one(conn, *m)) break;
         conn.reassembler.pop_ready();
     }
     if (conn.credit.due()) grant_credit(conn);

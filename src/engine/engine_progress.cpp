@@ -24,7 +24,7 @@
 namespace tent {
 
 bool Engine::progress_once() {
-    std::deque<std::unique_ptr<Op>> submitted;
+    std::deque<std::unique_ptr<Op>>& submitted = taken_;
     std::vector<std::unique_ptr<Connection>> connected;
     bool recvs_changed;
     {
@@ -46,6 +46,7 @@ bool Engine::progress_once() {
     // Waiting pieces first: they were posted before anything new.
     for (auto& [id, conn] : connections_) serve_parked(*conn, start);
     start_ops(submitted);
+    submitted.clear();
 
     if (service && on_progress_thread()) accept_connections();  // handshakes block: never in an application's call
 
@@ -119,7 +120,7 @@ void Engine::start_submitted() {
     // peer (a callback): left to a full turn.
     for (const auto& [id, conn] : connections_)
         if (!conn->parked.empty()) return;
-    std::deque<std::unique_ptr<Op>> submitted;
+    std::deque<std::unique_ptr<Op>>& submitted = taken_;
     std::vector<std::unique_ptr<Connection>> connected;
     {
         std::lock_guard lock(mutex_);
@@ -130,6 +131,7 @@ void Engine::start_submitted() {
     for (auto& c : connected) add_connection(std::move(c));
     if (submitted.empty()) return;
     start_ops(submitted);
+    submitted.clear();
     last_busy_ = clock_.now();
     stats_stale_ = true;  // the next turn publishes them; a sleeping driver is woken for it
 }
@@ -295,8 +297,12 @@ void Engine::mark_unreachable(Connection& conn, const Status& why) {
     if (callback) callback(conn.id, why);
 }
 
-std::vector<RailStats> Engine::collect_stats() {
-    std::vector<RailStats> stats;
+// Into the driver's spare table, which then trades places with stats_: the
+// table of two turns ago names the same rails, so a turn copies numbers,
+// not names.
+void Engine::collect_stats() {
+    std::vector<RailStats>& stats = spare_stats_;
+    std::size_t n = 0;
     const TimePoint now = clock_.now();
     // Gauges take a lock and a map lookup per rail: at most every 10 ms.
     const bool gauges = now - last_gauges_ >= std::chrono::milliseconds(10);
@@ -306,16 +312,26 @@ std::vector<RailStats> Engine::collect_stats() {
             const std::string& name = r.rail.rail->name();
             // A failed rail (closed, being re-armed) takes no work: paused.
             RailState state = usable(r) ? monitor_->state(r.monitor_id, now) : RailState::Paused;
-            stats.push_back(RailStats{conn->id, r.rail.rail_id, name, r.rail.rail->kind(), state, r.ops, r.bytes,
-                                      r.errors, r.inflight_bytes, r.failovers});
+            if (n == stats.size()) stats.emplace_back();
+            RailStats& out = stats[n++];
+            out.peer = conn->id;
+            out.rail_id = r.rail.rail_id;
+            if (out.name != name) out.name = name;
+            out.kind = r.rail.rail->kind();
+            out.state = state;
+            out.ops = r.ops;
+            out.bytes = r.bytes;
+            out.errors = r.errors;
+            out.inflight_bytes = r.inflight_bytes;
+            out.failovers = r.failovers;
             if (!gauges) continue;
             metrics_->set_rail_state(name, state);
             metrics_->set_rail_health(name, monitor_->health_score(r.monitor_id, now));
             metrics_->inflight_bytes_series(name).set(static_cast<double>(r.inflight_bytes));
             metrics_->set_ewma_bandwidth(name, r.ewma_bw);
         }
+    stats.resize(n);
     stats_stale_ = false;
-    return stats;
 }
 
 void Engine::refresh_stats() {
@@ -323,20 +339,19 @@ void Engine::refresh_stats() {
         stats_stale_ = true;
         return;
     }
-    std::vector<RailStats> stats = collect_stats();
+    collect_stats();
     std::lock_guard lock(mutex_);
-    stats_ = std::move(stats);
+    stats_.swap(spare_stats_);
 }
 
 void Engine::publish_turn(bool found_work) {
     in_turn_ = false;
     const bool refresh = found_work || stats_stale_ || !turn_completions_.empty();
-    std::vector<RailStats> stats;
-    if (refresh) stats = collect_stats();
+    if (refresh) collect_stats();
     bool waiters = false;
     {
         std::lock_guard lock(mutex_);
-        if (refresh) stats_ = std::move(stats);
+        if (refresh) stats_.swap(spare_stats_);
         if (!turn_completions_.empty()) {
             for (auto& c : turn_completions_) completions_.push_back(std::move(c));
             waiters = completion_waiters_ > 0;

@@ -33,6 +33,17 @@ public:
     // Releases the message ready() returned.
     void pop_ready();
 
+    // Whether `header` with `payload_length` bytes is a whole message that
+    // is next in order with nothing held: the caller may then deliver the
+    // fragment's bytes where they are, without add()'s copy, and call
+    // release_next() once it did (the message then counts as released, and
+    // a replay of it is a duplicate). Otherwise add() it.
+    bool next_whole(const SendHeader& header, std::size_t payload_length) const {
+        return header.msg_seq == next_ && header.offset == 0 && payload_length == header.total &&
+               header.total <= max_message_ && partial_.empty();
+    }
+    void release_next() { ++next_; }
+
     // Highest sequence number released (0 before the first), the value a
     // Sync exchange reports before a replay.
     std::uint64_t last_delivered() const { return next_ - 1; }

@@ -4,7 +4,9 @@
 // decoder can report a precise reason and never reads past the end.
 #pragma once
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 
@@ -48,17 +50,28 @@ public:
     const std::string& error() const { return error_; }
 
 private:
+    // Every field of every frame passes here: the check is inline, the
+    // message (a short read, untrusted input) is built out of line.
     bool have(size_t n, const char* field) {
-        if (!ok()) return false;
-        if (n <= remaining()) return true;
+        if (ok() && n <= remaining()) [[likely]]
+            return true;
+        if (ok()) short_read(n, field);
+        return false;
+    }
+    [[gnu::cold, gnu::noinline]] void short_read(size_t n, const char* field) {
         error_ = std::string(field) + " needs " + std::to_string(n) + " bytes at offset " +
                  std::to_string(pos_) + ", " + std::to_string(remaining()) + " left";
-        return false;
     }
     bool get(uint64_t& v, size_t n, const char* field) {
         if (!have(n, field)) return false;
-        v = 0;
-        for (size_t i = 0; i < n; ++i) v |= uint64_t{in_[pos_ + i]} << (8 * i);
+        if constexpr (std::endian::native == std::endian::little) {
+            // The wire is little-endian: one load instead of a byte loop.
+            v = 0;
+            std::memcpy(&v, in_.data() + pos_, n);
+        } else {
+            v = 0;
+            for (size_t i = 0; i < n; ++i) v |= uint64_t{in_[pos_ + i]} << (8 * i);
+        }
         pos_ += n;
         return true;
     }

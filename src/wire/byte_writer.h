@@ -27,7 +27,9 @@ public:
 
 private:
     void put(uint64_t v, int n) {
-        for (int i = 0; i < n; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+        uint8_t le[8];
+        for (int i = 0; i < n; ++i) le[i] = static_cast<uint8_t>(v >> (8 * i));
+        out_.insert(out_.end(), le, le + n);
     }
 
     std::vector<uint8_t>& out_;

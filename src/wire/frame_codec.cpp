@@ -77,6 +77,16 @@ Status encode_frame(const Frame& frame, std::vector<uint8_t>& out) {
     if (!st) return st;
     const FrameType t = frame_type(frame);
     const size_t start = out.size();
+    // ByteWriter appends byte by byte: one allocation for the whole frame
+    // (bodies other than data are a few fixed fields, well under kFixedRoom).
+    constexpr size_t kFixedRoom = 128;
+    const size_t data = std::visit(
+        [](const auto& b) -> size_t {
+            if constexpr (requires { b.data.size(); }) return b.data.size();
+            else return 0;
+        },
+        frame.body);
+    out.reserve(start + kHeaderSize + kFixedRoom + data);
     ByteWriter w(out);
     FrameHeader h;
     h.version = header_version(t);

@@ -1,9 +1,10 @@
 #include "wire/frame_header.h"
 
+#include <bit>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
-#include "wire/byte_reader.h"
 #include "wire/protocol.h"
 #include "wire/rail_info.h"
 
@@ -57,49 +58,78 @@ size_t max_payload_length(FrameType t) {
 }
 
 Status check_header_fields(FrameType t, uint16_t flags, uint64_t connection_id, uint64_t seq) {
-    const std::string name = frame_type_name(t);
+    const std::string_view name = frame_type_name(t);  // only an error copies it
     const uint16_t extra = flags & ~allowed_flags(t);
-    if (extra != 0) return invalid("flags " + hex(extra) + " not allowed in " + name + " frames");
+    if (extra != 0) return invalid("flags " + hex(extra) + " not allowed in " + std::string(name) + " frames");
     if (t == FrameType::AddressBlob) {
         if (connection_id != 0) return invalid("address blob has connection id " + hex(connection_id) + ", must be 0");
     } else if (connection_id == 0) {
-        return invalid(name + " frame has connection id 0");
+        return invalid(std::string(name) + " frame has connection id 0");
     }
     if (carries_sequence(t)) {
-        if (seq == 0) return invalid(name + " frame has sequence number 0 (sequences start at 1)");
+        if (seq == 0) return invalid(std::string(name) + " frame has sequence number 0 (sequences start at 1)");
     } else if (seq != 0) {
-        return invalid(name + " frame has sequence number " + std::to_string(seq) + ", must be 0");
+        return invalid(std::string(name) + " frame has sequence number " + std::to_string(seq) + ", must be 0");
     }
     return Status::ok();
 }
 
+namespace {
+
+// Fixed offsets of the layout in frame_header.h: the header is written and
+// read whole (it passes here up to three times per frame on a stream).
+template <typename T>
+void put_le(uint8_t* at, T v) {
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(at, &v, sizeof(T));
+    } else {
+        for (size_t i = 0; i < sizeof(T); ++i) at[i] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i));
+    }
+}
+
+template <typename T>
+T get_le(const uint8_t* at) {
+    if constexpr (std::endian::native == std::endian::little) {
+        T v;
+        std::memcpy(&v, at, sizeof(T));
+        return v;
+    } else {
+        uint64_t v = 0;
+        for (size_t i = 0; i < sizeof(T); ++i) v |= uint64_t{at[i]} << (8 * i);
+        return static_cast<T>(v);
+    }
+}
+
+} // namespace
+
 void encode_header(const FrameHeader& h, ByteWriter& w) {
-    w.u32(kMagic);
-    w.u8(h.version);
-    w.u8(static_cast<uint8_t>(h.type));
-    w.u16(h.flags);
-    w.u16(static_cast<uint16_t>(kHeaderSize));
-    w.u16(h.rail_id);
-    w.u32(h.payload_length);
-    w.u64(h.connection_id);
-    w.u64(h.seq);
+    uint8_t b[kHeaderSize];
+    put_le<uint32_t>(b + 0, kMagic);
+    put_le<uint8_t>(b + 4, h.version);
+    put_le<uint8_t>(b + 5, static_cast<uint8_t>(h.type));
+    put_le<uint16_t>(b + 6, h.flags);
+    put_le<uint16_t>(b + 8, static_cast<uint16_t>(kHeaderSize));
+    put_le<uint16_t>(b + 10, h.rail_id);
+    put_le<uint32_t>(b + kPayloadLengthOffset, h.payload_length);
+    put_le<uint64_t>(b + 16, h.connection_id);
+    put_le<uint64_t>(b + 24, h.seq);
+    w.bytes(b);
 }
 
 Result<FrameHeader> decode_header(std::span<const uint8_t> bytes) {
     if (bytes.size() < kHeaderSize)
         return invalid("short frame: " + std::to_string(bytes.size()) + " bytes, header needs " +
                        std::to_string(kHeaderSize));
-    ByteReader r(bytes.first(kHeaderSize));
-    uint32_t magic = 0;
-    uint8_t version = 0, type = 0;
-    uint16_t flags = 0, header_length = 0, rail_id = 0;
-    uint32_t payload_length = 0;
-    uint64_t connection_id = 0, seq = 0;
-    // Cannot fail: exactly kHeaderSize bytes are read from kHeaderSize.
-    (void)(r.u32(magic, "magic") && r.u8(version, "version") && r.u8(type, "type") &&
-           r.u16(flags, "flags") && r.u16(header_length, "header length") &&
-           r.u16(rail_id, "rail id") && r.u32(payload_length, "payload length") &&
-           r.u64(connection_id, "connection id") && r.u64(seq, "sequence number"));
+    const uint8_t* b = bytes.data();  // kHeaderSize bytes, checked above
+    const auto magic = get_le<uint32_t>(b + 0);
+    const auto version = get_le<uint8_t>(b + 4);
+    const auto type = get_le<uint8_t>(b + 5);
+    const auto flags = get_le<uint16_t>(b + 6);
+    const auto header_length = get_le<uint16_t>(b + 8);
+    const auto rail_id = get_le<uint16_t>(b + 10);
+    const auto payload_length = get_le<uint32_t>(b + kPayloadLengthOffset);
+    const auto connection_id = get_le<uint64_t>(b + 16);
+    const auto seq = get_le<uint64_t>(b + 24);
 
     if (magic != kMagic) return invalid("bad magic " + hex(magic) + ", expected " + hex(kMagic));
     if (version < kMinProtocolVersion || version > kMaxProtocolVersion)

@@ -49,6 +49,11 @@ std::uint64_t u64_at(std::span<const std::uint8_t> b, std::size_t at) {
 std::optional<TcpRail::DirectReceive> TcpRail::direct_target(std::span<const std::uint8_t> buffered,
                                                               std::size_t& fixed) const {
     if (buffered.size() < wire::kHeaderSize) return std::nullopt;
+    // Only these two carry data to place: others (a Send, an Ack) skip the header's decoding here.
+    constexpr std::size_t kTypeOffset = 5;  // frame_header.h
+    if (const auto type = static_cast<wire::FrameType>(buffered[kTypeOffset]);
+        type != wire::FrameType::Write && type != wire::FrameType::ReadResponse)
+        return std::nullopt;
     auto header = wire::decode_header(buffered);
     if (!header || header->connection_id != identity_.connection_id || header->rail_id != identity_.rail_id)
         return std::nullopt;
