@@ -229,13 +229,16 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
     }
     const Priority level = op.options.priority;
     const auto li = static_cast<std::size_t>(level);
+    // One reading for the QoS check and the piece's posting time (its
+    // latency then counts from before the post, as the application's does).
+    const TimePoint now = clock_.now();
     if (!admitted && level != Priority::High) {
         // Behind pieces already held at this level or above (order), or
         // outside the window while higher-priority work is active.
         bool behind = false;
         for (std::size_t j = 1; j <= li; ++j) behind = behind || !slot.held[j].empty();
         if (behind || !qos_admits(chunk.length, inflight_at_or_below(slot, level),
-                                  higher_priority_active(op, clock_.now()), params_.qos_window)) {
+                                  higher_priority_active(op, now), params_.qos_window)) {
             slot.held[li].push_back({op.id, index});
             ++op.held;
             Counter*& held = slot.held_counters[li];
@@ -288,7 +291,6 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
         piece.atomic_path = slot.rail.rail->atomics_deduplicated() ? AtomicPath::Ledger : AtomicPath::Hardware;
         note_atomic_sent(piece.atomic_path, piece.atomic);
     }
-    const TimePoint now = clock_.now();
     const bool watched = op.type != OpType::Send;
     inflight_[r.cookie] = Inflight{op.id, index, chunk.length, now, watched, level, conn.id};
     ++op.outstanding;

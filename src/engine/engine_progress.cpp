@@ -48,9 +48,10 @@ bool Engine::progress_once() {
     start_ops(submitted);
     submitted.clear();
 
-    if (service && on_progress_thread()) accept_connections();  // handshakes block: never in an application's call
+    const bool accepting = service && on_progress_thread();
+    if (accepting) accept_connections();  // handshakes block: never in an application's call
 
-    skip_quiet_rails(clock_.now());  // not start: accepting a connection may have taken a while
+    skip_quiet_rails(accepting ? clock_.now() : start);  // accepting a connection may have taken a while
     for (auto& [id, conn] : connections_) {
         Connection& c = *conn;
         for (std::size_t r = 0; r < c.rails.size(); ++r) {
@@ -68,7 +69,9 @@ bool Engine::progress_once() {
     // service turn: also while an application drives and nothing new is
     // accepted.
     if (service && !early_rails_.empty()) sweep_early_rails(start);
-    const TimePoint now = clock_.now();
+    // A turn that found nothing took a microsecond: its start serves the
+    // timers below (every reading of the clock shows in a spinning driver).
+    const TimePoint now = busy || service ? clock_.now() : start;
     if (service) {
         service_due_ = false;
         last_service_ = now;

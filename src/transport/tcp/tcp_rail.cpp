@@ -85,9 +85,13 @@ void TcpRail::progress(std::vector<RailCompletion>& done,
     }
     // Before anything read is reported: a gap in this process's own
     // progress does not count as the peer's silence.
-    if (open_) silence_.watch(clock_.now());
+    const TimePoint now = clock_.now();
+    if (open_) silence_.watch(now);
     if (open_) receive(on_message);
-    if (open_) check_timers();
+    // The timers look at the turn's start (bytes read meanwhile carry their
+    // own time): they act a receive's length later at most, the safe side,
+    // for a clock read less on every turn.
+    if (open_) check_timers(now);
     if (open_) flush_answers();
     done.insert(done.end(), std::make_move_iterator(ready_.begin()), std::make_move_iterator(ready_.end()));
     ready_.clear();

@@ -206,7 +206,7 @@ private:
     // next frame still lacks (0 once a direct receive took it over). False
     // when a frame closed the rail.
     bool frame_buffered(const std::function<void(const RailMessage&)>& on_message, std::size_t& need);
-    void check_timers();
+    void check_timers(TimePoint now);
     // Reads TCP_INFO when the loss detector or the silence detector wants it.
     void sample_kernel_counters(TimePoint now);
 

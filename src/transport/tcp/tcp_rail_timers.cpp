@@ -11,8 +11,7 @@
 
 namespace tent::tcp {
 
-void TcpRail::check_timers() {
-    const TimePoint now = clock_.now();
+void TcpRail::check_timers(TimePoint now) {
     sample_kernel_counters(now);
     if (silence_.is_dead(now)) {
         using std::chrono::milliseconds;
