@@ -4,6 +4,8 @@
 // without either including the other.
 #pragma once
 
+#include <array>
+#include <initializer_list>
 #include <cstddef>
 #include <optional>
 #include <string_view>
@@ -30,5 +32,31 @@ inline std::optional<TransportKind> parse_transport_kind(std::string_view text) 
     }
     return std::nullopt;
 }
+
+// Transports in order of preference, each at most once. Fixed storage: a
+// request's plan asks for one, and the data path allocates nothing for it.
+class TransportList {
+public:
+    TransportList() = default;
+    TransportList(std::initializer_list<TransportKind> kinds) {
+        for (TransportKind k : kinds) add(k);
+    }
+    // Appends k unless it is already listed.
+    void add(TransportKind k) {
+        for (std::size_t i = 0; i < size_; ++i)
+            if (kinds_[i] == k) return;
+        kinds_[size_++] = k;
+    }
+    std::size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    TransportKind operator[](std::size_t i) const { return kinds_[i]; }
+    const TransportKind* data() const { return kinds_.data(); }
+    const TransportKind* begin() const { return kinds_.data(); }
+    const TransportKind* end() const { return kinds_.data() + size_; }
+
+private:
+    std::array<TransportKind, kTransportKindCount> kinds_{};
+    std::size_t size_ = 0;
+};
 
 } // namespace tent

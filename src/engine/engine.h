@@ -267,10 +267,12 @@ private:
     // Marks quiet the rails that are idle and whose descriptors one poll()
     // finds unreadable: the turn does not progress them.
     void skip_quiet_rails(TimePoint now);
-    std::vector<RailView> rail_views(const Connection& conn, const std::vector<std::size_t>& rails,
-                                     TimePoint now) const;
+    void rail_views(const Connection& conn, const std::vector<std::size_t>& rails, TimePoint now,
+                    std::vector<RailView>& views) const;
     void start_planned(Connection& conn, Op& op);
-    std::vector<std::size_t> rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why) const;
+    // Into allowed; false (and why) when no rail may take the request now.
+    bool rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why,
+                   std::vector<std::size_t>& allowed) const;
     // What the transport selector knows of a request.
     TransferSpec transfer_spec(const Connection& conn, const Op& op) const;
     // admitted: the QoS window already let it through (release_held).
@@ -431,6 +433,12 @@ private:
     // What a turn takes from submitted_ (swapped, then emptied): kept so
     // that a turn allocates no queue (a deque allocates when built).
     std::deque<std::unique_ptr<Op>> taken_;
+    // plan()'s lists, kept for the next plan.
+    struct PlanScratch {
+        std::vector<std::size_t> allowed;
+        std::vector<RailView> views;
+        std::vector<std::uint64_t> max_op;
+    } plan_scratch_;
     std::map<std::uint64_t, std::unique_ptr<Op>> ops_;
     struct Inflight {
         std::uint64_t op;  // 0: a probe

@@ -109,12 +109,13 @@ TransferSpec Engine::transfer_spec(const Connection& conn, const Op& op) const {
     return spec;
 }
 
-std::vector<std::size_t> Engine::rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why) const {
+bool Engine::rails_for(const Connection& conn, const Op& op, TimePoint now, Status& why,
+                       std::vector<std::size_t>& allowed) const {
     const TransferSpec spec = transfer_spec(conn, op);
     const CompiledRule* rule = transport_selector_->match(spec);
     bool any_rail = false;
     for (TransportKind kind : transport_selector_->fallback_list(spec)) {
-        std::vector<std::size_t> allowed;
+        allowed.clear();
         bool usable = false;
         for (std::size_t i = 0; i < conn.rails.size(); ++i) {
             const RailSlot& s = conn.rails[i];
@@ -125,7 +126,7 @@ std::vector<std::size_t> Engine::rails_for(const Connection& conn, const Op& op,
             allowed.push_back(i);
             usable = usable || monitor_->state(s.monitor_id, now) != RailState::Paused;
         }
-        if (usable) return allowed;
+        if (usable) return true;
         if (!allowed.empty())
             TENT_DEBUG("transport-fallback", "every %s rail to %s is paused, trying the next transport",
                        transport_kind_name(kind), conn.peer.hostname.c_str());
@@ -133,19 +134,19 @@ std::vector<std::size_t> Engine::rails_for(const Connection& conn, const Op& op,
     why = any_rail ? Status(Code::Busy, "every rail to " + conn.peer.hostname + " is paused or failed")
                    : Status(Code::NoResources, "no rail to peer " + conn.peer.hostname +
                                                    (rule ? " allowed by policy " + rule->name : std::string()));
-    return {};
+    allowed.clear();
+    return false;
 }
 
 // What the device selector sees of each rail (view k is rails[k]).
-std::vector<RailView> Engine::rail_views(const Connection& conn, const std::vector<std::size_t>& rails,
-                                         TimePoint now) const {
-    std::vector<RailView> views;
+void Engine::rail_views(const Connection& conn, const std::vector<std::size_t>& rails, TimePoint now,
+                        std::vector<RailView>& views) const {
+    views.clear();
     for (std::size_t k = 0; k < rails.size(); ++k) {
         const RailSlot& s = conn.rails[rails[k]];
         views.push_back(RailView{static_cast<int>(k % 64), monitor_->state(s.monitor_id, now), s.numa_node,
                                  s.inflight_bytes, s.ewma_bw, s.rail.rail && s.rail.rail->holds_answer()});
     }
-    return views;
 }
 
 // Rails chosen by rails_for(), seen by the device selector (health, NUMA
@@ -160,12 +161,15 @@ Status Engine::plan(Connection& conn, Op& op) {
     }
     const TimePoint now = clock_.now();
     Status why;
-    std::vector<std::size_t> allowed = rails_for(conn, op, now, why);
-    if (allowed.empty()) return why;
+    // The driver's scratch lists, kept from plan to plan (no allocation per request).
+    std::vector<std::size_t>& allowed = plan_scratch_.allowed;
+    if (!rails_for(conn, op, now, why, allowed)) return why;
     apply_qos_lane(conn, op, allowed, now);
 
-    std::vector<RailView> views = rail_views(conn, allowed, now);
-    std::vector<std::uint64_t> max_op;
+    std::vector<RailView>& views = plan_scratch_.views;
+    rail_views(conn, allowed, now, views);
+    std::vector<std::uint64_t>& max_op = plan_scratch_.max_op;
+    max_op.clear();
     for (std::size_t i : allowed) {
         const Rail& rail = *conn.rails[i].rail.rail;
         max_op.push_back(op.type == OpType::Read ? rail.max_read_length() : rail.max_op_length());

@@ -89,9 +89,11 @@ void Engine::place_piece(Connection& conn, Op& op, std::size_t chunk, const Stat
     }
     RouteChoice route = choose_failover_rails(transport_selector_->fallback_list(spec), rails, piece.route);
     std::optional<std::size_t> to;
-    if (route.verdict == RouteVerdict::Rails)
-        if (auto k = conn.selector->pick(rail_views(conn, route.rails, now), ~std::uint64_t{0}, op.caller_numa))
-            to = route.rails[*k];
+    if (route.verdict == RouteVerdict::Rails) {
+        std::vector<RailView> views;
+        rail_views(conn, route.rails, now, views);
+        if (auto k = conn.selector->pick(views, ~std::uint64_t{0}, op.caller_numa)) to = route.rails[*k];
+    }
     if (!to) {
         if (route.verdict == RouteVerdict::NoRail && piece.ledger_only) {
             op.error = Status(Code::NoResources, std::string(kAtomicUnknownMessage) + " and no rail to peer " +

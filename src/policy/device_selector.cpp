@@ -89,10 +89,15 @@ std::vector<std::size_t> DeviceSelector::rank(std::span<const RailView> rails, s
 
 std::optional<std::size_t> DeviceSelector::pick(std::span<const RailView> rails, std::uint64_t device_mask,
                                                 int caller_numa) {
-    auto ranked = rank(rails, device_mask, caller_numa);
-    if (ranked.empty() || rails[ranked.front()].state == RailState::Paused) return std::nullopt;
-    cursor_ = (ranked.front() + 1) % rails.size();
-    return ranked.front();
+    // rank()'s first, found in one pass (better() orders rails totally):
+    // a message's plan picks a rail per fragment, and rank() allocates.
+    RankContext ctx{caller_numa, cursor_, rails.size(), params_.bandwidth};
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < rails.size(); ++i)
+        if (allowed(rails[i], device_mask) && (!best || better(i, *best, rails, ctx))) best = i;
+    if (!best || rails[*best].state == RailState::Paused) return std::nullopt;
+    cursor_ = (*best + 1) % rails.size();
+    return best;
 }
 
 std::vector<StripeShare> DeviceSelector::stripe(std::span<const RailView> rails, std::uint64_t device_mask,

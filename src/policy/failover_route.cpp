@@ -8,7 +8,7 @@ std::uint32_t bit(TransportKind k) { return 1u << static_cast<unsigned>(k); }
 
 } // namespace
 
-RouteChoice choose_failover_rails(const std::vector<TransportKind>& fallback, const std::vector<RouteRail>& rails,
+RouteChoice choose_failover_rails(std::span<const TransportKind> fallback, const std::vector<RouteRail>& rails,
                                   RouteMemory& memory) {
     std::uint32_t failed_on = 0;  // transports passed over on which the piece failed
     bool any_allowed = false, any_open = false;

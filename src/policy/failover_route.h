@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "common/transport_kind.h"
@@ -55,7 +56,7 @@ struct RouteChoice {
 
 // fallback: the request's transports in order. memory is updated when the
 // piece moves to a later transport than ones it failed on.
-RouteChoice choose_failover_rails(const std::vector<TransportKind>& fallback, const std::vector<RouteRail>& rails,
+RouteChoice choose_failover_rails(std::span<const TransportKind> fallback, const std::vector<RouteRail>& rails,
                                   RouteMemory& memory);
 
 } // namespace tent

@@ -18,22 +18,15 @@ const CompiledRule* TransportSelector::match(const TransferSpec& spec) const {
     return nullptr;
 }
 
-std::vector<TransportKind> TransportSelector::fallback_list(const TransferSpec& spec) const {
+TransportList TransportSelector::fallback_list(const TransferSpec& spec) const {
     const CompiledRule* rule = match(spec);
     const auto& preferred = rule ? rule->transports : default_transports();
-
-    std::vector<TransportKind> candidates;
-    if (spec.transport_hint) candidates.push_back(*spec.transport_hint);
-    candidates.insert(candidates.end(), preferred.begin(), preferred.end());
-
-    std::vector<TransportKind> out;
-    for (auto k : candidates) {
-        // Which HCAs a rule allows is the rails' business (a rule may name an
-        // HCA the topology does not know: it is matched by name there).
-        if (!available(k)) continue;
-        if (std::find(out.begin(), out.end(), k) != out.end()) continue;
-        out.push_back(k);
-    }
+    // Which HCAs a rule allows is the rails' business (a rule may name an
+    // HCA the topology does not know: it is matched by name there).
+    TransportList out;
+    if (spec.transport_hint && available(*spec.transport_hint)) out.add(*spec.transport_hint);
+    for (auto k : preferred)
+        if (available(k)) out.add(k);
     return out;
 }
 

@@ -30,7 +30,7 @@ public:
 
     // The first matching rule, or nullptr.
     const CompiledRule* match(const TransferSpec& spec) const;
-    std::vector<TransportKind> fallback_list(const TransferSpec& spec) const;
+    TransportList fallback_list(const TransferSpec& spec) const;
 
     const std::vector<CompiledRule>& rules() const { return rules_; }
 

@@ -183,6 +183,37 @@ Test(device_selector, paused_rails_are_ranked_last_but_never_picked) {
     cr_expect_eq(*p, 1u);
 }
 
+// pick() finds rank()'s first in one pass (it runs per message fragment):
+// the two agree on mixed states, nodes, loads, masks and cursors.
+Test(device_selector, pick_is_the_first_of_rank) {
+    DeviceSelector picker(params()), ranker(params());
+    unsigned seed = 12345;
+    auto next = [&seed](unsigned n) {
+        seed = seed * 1103515245u + 12345u;
+        return (seed >> 16) % n;
+    };
+    for (int round = 0; round < 2000; ++round) {
+        auto v = rails(1 + next(6));
+        for (auto& r : v) {
+            r.state = static_cast<RailState>(next(3));
+            r.numa_node = static_cast<int>(next(3)) - 1;
+            r.inflight_bytes = next(4) * 65536;
+            r.answer_waiting = next(4) == 0;
+        }
+        const std::uint64_t mask = next(3) == 0 ? (next(64) | 1) : kAll;
+        const int node = static_cast<int>(next(3)) - 1;
+        auto ranked = ranker.rank(v, mask, node);
+        auto picked = picker.pick(v, mask, node);
+        if (ranked.empty() || v[ranked.front()].state == RailState::Paused) {
+            cr_assert(!picked, "round %d: picked a rail where rank() offers none usable", round);
+            continue;
+        }
+        cr_assert(picked.has_value(), "round %d", round);
+        cr_assert_eq(*picked, ranked.front(), "round %d: pick %zu, rank's first %zu", round, *picked, ranked.front());
+        (void)ranker.pick(v, mask, node);  // both cursors move alike
+    }
+}
+
 Test(bandwidth_estimate, ewma_update_weights_and_clamps) {
     BandwidthParams p;
     p.alpha = 0.25;

@@ -121,10 +121,10 @@ Test(failover_route, rails_the_request_may_not_use_do_not_count) {
     auto c = choose_failover_rails(kRdmaThenTcp, {other_hca, rail(R, true), rail(T)}, m);
     cr_assert_eq(c.verdict, RouteVerdict::Rails);
     cr_expect_eq(c.rails[0], 2u);
-    c = choose_failover_rails({R}, {other_hca}, m);
+    c = choose_failover_rails(std::vector{R}, {other_hca}, m);
     cr_expect_eq(c.verdict, RouteVerdict::NoRail);
     // A transport outside the fallback list is never used.
     RouteMemory fresh;
-    c = choose_failover_rails({T}, {rail(R), rail(T, true)}, fresh);
+    c = choose_failover_rails(std::vector{T}, {rail(R), rail(T, true)}, fresh);
     cr_expect_eq(c.verdict, RouteVerdict::Wait);
 }
