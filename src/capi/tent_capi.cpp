@@ -328,7 +328,9 @@ int tent_set_recv_callback(tent_engine_t* engine, tent_recv_cb cb, void* arg) {
 int tent_poll(tent_engine_t* engine, tent_completion_t* out, int max) {
     return guarded([&]() -> int {
         if (!engine || max < 0 || (max > 0 && !out)) return TENT_ERR_INVALID;
-        std::vector<tent::EngineCompletion> done;  // allocates only when something completed
+        // The calling thread's, kept: a poll loop allocates nothing per completion.
+        static thread_local std::vector<tent::EngineCompletion> done;
+        done.clear();
         engine->engine->poll(done, static_cast<std::size_t>(max));
         tent_peer_t* peer = nullptr;  // completions come in runs of one peer: one lookup per run
         for (std::size_t i = 0; i < done.size(); ++i) {

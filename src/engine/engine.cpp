@@ -297,6 +297,7 @@ Status Engine::submit(std::unique_ptr<Op> op) {
         if (!peers_.count(op->peer)) return Status(Code::NotFound, "unknown peer");
         op->id = next_op_id_++;
         submitted_.push_back(std::move(op));
+        inbox_.store(true, std::memory_order_release);
     }
     start_or_wake();
     return Status::ok();
@@ -308,6 +309,7 @@ Status Engine::post_recv(void* buffer, std::uint64_t length, std::uint64_t cooki
         std::lock_guard lock(mutex_);
         recvs_.push_back({buffer, length, cookie});
         recvs_changed_ = true;
+        inbox_.store(true, std::memory_order_release);
         wake_progress_locked();
     }
     return Status::ok();
@@ -317,6 +319,7 @@ void Engine::set_recv_callback(RecvCallback callback) {
     std::lock_guard lock(mutex_);
     recv_callback_ = std::move(callback);
     recvs_changed_ = true;
+    inbox_.store(true, std::memory_order_release);
     wake_progress_locked();
 }
 
@@ -329,6 +332,7 @@ std::size_t Engine::poll(std::vector<EngineCompletion>& out, std::size_t max) {
     // Completions already queued are returned without a turn: the caller
     // takes them (and posts more) sooner, and calls again when none is left.
     if (params_.caller_progress && !this_thread_drives() && ready_completions() == 0) drive_once();
+    if (ready_completions() == 0) return 0;  // no lock for a poll that finds nothing
     std::lock_guard lock(mutex_);
     out.reserve(out.size() + std::min(max, completions_.size()));  // one allocation, not one per doubling
     std::size_t n = 0;
@@ -337,6 +341,7 @@ std::size_t Engine::poll(std::vector<EngineCompletion>& out, std::size_t max) {
         completions_.pop_front();
         ++n;
     }
+    ready_count_.store(completions_.size(), std::memory_order_release);
     return n;
 }
 
@@ -370,6 +375,7 @@ void Engine::push_completion(EngineCompletion c) {
     {
         std::lock_guard lock(mutex_);
         completions_.push_back(std::move(c));
+        ready_count_.store(completions_.size(), std::memory_order_release);
         waiters = completion_waiters_ > 0;
     }
     if (waiters) completion_ready_.notify_all();

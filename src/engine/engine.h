@@ -380,6 +380,13 @@ private:
     static constexpr std::size_t kMaxAnsweredHellos = 1024;
     std::condition_variable connection_known_;
     std::deque<EngineCompletion> completions_;
+    // completions_.size(), stored under mutex_ at each change: a poll that
+    // finds nothing takes no lock.
+    std::atomic<std::size_t> ready_count_{0};
+    // Set under mutex_ when submitted_, connecting_ or recvs_changed_ gain
+    // something, cleared by the turn that takes them: an idle turn takes no
+    // lock to learn there is nothing.
+    std::atomic<bool> inbox_{false};
     // wait() sleeps on it; push_completion() notifies only when someone
     // waits, so a polling application costs no system call per completion.
     std::condition_variable completion_ready_;

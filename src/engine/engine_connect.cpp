@@ -227,6 +227,7 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
             peers_.insert(conn_id);
             if (paired) note_pair_locked(peer_engine, conn_id);
             connecting_.push_back(std::move(conn));
+            inbox_.store(true, std::memory_order_release);
             wake_progress_locked();
         }
         TENT_DEBUG("engine-connect", "connected to %s (%zu rails)", blob->hostname.c_str(), ack->rails.size());

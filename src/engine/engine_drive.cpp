@@ -111,8 +111,7 @@ void Engine::accept_while_application_drives(std::chrono::nanoseconds lease) {
 }
 
 std::size_t Engine::ready_completions() {
-    std::lock_guard lock(mutex_);
-    return completions_.size();
+    return ready_count_.load(std::memory_order_acquire);
 }
 
 void Engine::drive_once() {

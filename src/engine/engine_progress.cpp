@@ -26,13 +26,14 @@ namespace tent {
 bool Engine::progress_once() {
     std::deque<std::unique_ptr<Op>>& submitted = taken_;
     std::vector<std::unique_ptr<Connection>> connected;
-    bool recvs_changed;
-    {
+    bool recvs_changed = false;
+    if (inbox_.load(std::memory_order_acquire)) {
         std::lock_guard lock(mutex_);
         submitted.swap(submitted_);
         connected.swap(connecting_);
         recvs_changed = recvs_changed_;
         recvs_changed_ = false;
+        inbox_.store(false, std::memory_order_relaxed);
     }
     bool busy = !submitted.empty() || !connected.empty();
     in_turn_ = true;
@@ -129,6 +130,7 @@ void Engine::start_submitted() {
         std::lock_guard lock(mutex_);
         submitted.swap(submitted_);
         connected.swap(connecting_);
+        inbox_.store(recvs_changed_, std::memory_order_relaxed);  // what is left for a full turn
     }
     if (!connected.empty()) service_due_ = true;  // their control sockets may already hold frames
     for (auto& c : connected) add_connection(std::move(c));
@@ -350,13 +352,15 @@ void Engine::refresh_stats() {
 void Engine::publish_turn(bool found_work) {
     in_turn_ = false;
     const bool refresh = found_work || stats_stale_ || !turn_completions_.empty();
-    if (refresh) collect_stats();
+    if (!refresh) return;  // nothing to publish: no lock for a turn that found nothing
+    collect_stats();
     bool waiters = false;
     {
         std::lock_guard lock(mutex_);
-        if (refresh) stats_.swap(spare_stats_);
+        stats_.swap(spare_stats_);
         if (!turn_completions_.empty()) {
             for (auto& c : turn_completions_) completions_.push_back(std::move(c));
+            ready_count_.store(completions_.size(), std::memory_order_release);
             waiters = completion_waiters_ > 0;
         }
     }
