@@ -1,5 +1,6 @@
 #include "wire/frame_codec.h"
 
+#include <algorithm>
 #include <string>
 
 #include "wire/body_codec.h"
@@ -86,7 +87,10 @@ Status encode_frame(const Frame& frame, std::vector<uint8_t>& out) {
             else return 0;
         },
         frame.body);
-    out.reserve(start + kHeaderSize + kFixedRoom + data);
+    // Geometric when frames are appended to one buffer, so that a stream
+    // of them costs no quadratic copying.
+    if (const size_t need = start + kHeaderSize + kFixedRoom + data; out.capacity() < need)
+        out.reserve(std::max(need, 2 * out.capacity()));
     ByteWriter w(out);
     FrameHeader h;
     h.version = header_version(t);
