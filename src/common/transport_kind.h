@@ -5,8 +5,8 @@
 #pragma once
 
 #include <array>
-#include <initializer_list>
 #include <cstddef>
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 
@@ -41,11 +41,12 @@ public:
     TransportList(std::initializer_list<TransportKind> kinds) {
         for (TransportKind k : kinds) add(k);
     }
-    // Appends k unless it is already listed.
+    // Appends k unless it is already listed (a list holds each kind once,
+    // so it never outgrows its storage).
     void add(TransportKind k) {
         for (std::size_t i = 0; i < size_; ++i)
             if (kinds_[i] == k) return;
-        kinds_[size_++] = k;
+        if (size_ < kinds_.size()) kinds_[size_++] = k;
     }
     std::size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
