@@ -1,7 +1,7 @@
 # src/common: services every layer uses.
 libtentcore_la_SOURCES += \
 	src/common/status.h src/common/status.cpp \
-	src/common/clock.h src/common/transport_kind.h \
+	src/common/clock.h src/common/transport_kind.h src/common/little_endian.h \
 	src/common/knobs.def src/common/knob_table.h src/common/knob_table.cpp \
 	src/common/rate_limiter.h src/common/rate_limiter.cpp \
 	src/common/text.h src/common/text.cpp \

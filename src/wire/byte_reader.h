@@ -4,11 +4,11 @@
 // decoder can report a precise reason and never reads past the end.
 #pragma once
 
-#include <bit>
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <string>
+
+#include "common/little_endian.h"
 
 namespace tent::wire {
 
@@ -64,14 +64,7 @@ private:
     }
     bool get(uint64_t& v, size_t n, const char* field) {
         if (!have(n, field)) return false;
-        if constexpr (std::endian::native == std::endian::little) {
-            // The wire is little-endian: one load instead of a byte loop.
-            v = 0;
-            std::memcpy(&v, in_.data() + pos_, n);
-        } else {
-            v = 0;
-            for (size_t i = 0; i < n; ++i) v |= uint64_t{in_[pos_ + i]} << (8 * i);
-        }
+        v = load_le(in_.data() + pos_, n);
         pos_ += n;
         return true;
     }

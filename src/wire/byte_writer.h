@@ -7,6 +7,8 @@
 #include <span>
 #include <vector>
 
+#include "common/little_endian.h"
+
 namespace tent::wire {
 
 class ByteWriter {
@@ -22,13 +24,13 @@ public:
     size_t size() const { return out_.size(); }
     // Overwrites a u32 written earlier (lengths known only after the body).
     void patch_u32(size_t offset, uint32_t v) {
-        for (int i = 0; i < 4; ++i) out_[offset + i] = static_cast<uint8_t>(v >> (8 * i));
+        store_le<uint32_t>(out_.data() + offset, v);
     }
 
 private:
     void put(uint64_t v, int n) {
         uint8_t le[8];
-        for (int i = 0; i < n; ++i) le[i] = static_cast<uint8_t>(v >> (8 * i));
+        store_le(le, v, static_cast<size_t>(n));
         out_.insert(out_.end(), le, le + n);
     }
 

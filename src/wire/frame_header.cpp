@@ -1,10 +1,9 @@
 #include "wire/frame_header.h"
 
-#include <bit>
 #include <cstdio>
-#include <cstring>
 #include <string>
 
+#include "common/little_endian.h"
 #include "wire/protocol.h"
 #include "wire/rail_info.h"
 
@@ -74,45 +73,20 @@ Status check_header_fields(FrameType t, uint16_t flags, uint64_t connection_id, 
     return Status::ok();
 }
 
-namespace {
-
 // Fixed offsets of the layout in frame_header.h: the header is written and
 // read whole (it passes here up to three times per frame on a stream).
-template <typename T>
-void put_le(uint8_t* at, T v) {
-    if constexpr (std::endian::native == std::endian::little) {
-        std::memcpy(at, &v, sizeof(T));
-    } else {
-        for (size_t i = 0; i < sizeof(T); ++i) at[i] = static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i));
-    }
-}
-
-template <typename T>
-T get_le(const uint8_t* at) {
-    if constexpr (std::endian::native == std::endian::little) {
-        T v;
-        std::memcpy(&v, at, sizeof(T));
-        return v;
-    } else {
-        uint64_t v = 0;
-        for (size_t i = 0; i < sizeof(T); ++i) v |= uint64_t{at[i]} << (8 * i);
-        return static_cast<T>(v);
-    }
-}
-
-} // namespace
 
 void encode_header(const FrameHeader& h, ByteWriter& w) {
     uint8_t b[kHeaderSize];
-    put_le<uint32_t>(b + 0, kMagic);
-    put_le<uint8_t>(b + 4, h.version);
-    put_le<uint8_t>(b + 5, static_cast<uint8_t>(h.type));
-    put_le<uint16_t>(b + 6, h.flags);
-    put_le<uint16_t>(b + 8, static_cast<uint16_t>(kHeaderSize));
-    put_le<uint16_t>(b + 10, h.rail_id);
-    put_le<uint32_t>(b + kPayloadLengthOffset, h.payload_length);
-    put_le<uint64_t>(b + 16, h.connection_id);
-    put_le<uint64_t>(b + 24, h.seq);
+    store_le<uint32_t>(b + 0, kMagic);
+    store_le<uint8_t>(b + 4, h.version);
+    store_le<uint8_t>(b + 5, static_cast<uint8_t>(h.type));
+    store_le<uint16_t>(b + 6, h.flags);
+    store_le<uint16_t>(b + 8, static_cast<uint16_t>(kHeaderSize));
+    store_le<uint16_t>(b + 10, h.rail_id);
+    store_le<uint32_t>(b + kPayloadLengthOffset, h.payload_length);
+    store_le<uint64_t>(b + 16, h.connection_id);
+    store_le<uint64_t>(b + 24, h.seq);
     w.bytes(b);
 }
 
@@ -121,15 +95,15 @@ Result<FrameHeader> decode_header(std::span<const uint8_t> bytes) {
         return invalid("short frame: " + std::to_string(bytes.size()) + " bytes, header needs " +
                        std::to_string(kHeaderSize));
     const uint8_t* b = bytes.data();  // kHeaderSize bytes, checked above
-    const auto magic = get_le<uint32_t>(b + 0);
-    const auto version = get_le<uint8_t>(b + 4);
-    const auto type = get_le<uint8_t>(b + 5);
-    const auto flags = get_le<uint16_t>(b + 6);
-    const auto header_length = get_le<uint16_t>(b + 8);
-    const auto rail_id = get_le<uint16_t>(b + 10);
-    const auto payload_length = get_le<uint32_t>(b + kPayloadLengthOffset);
-    const auto connection_id = get_le<uint64_t>(b + 16);
-    const auto seq = get_le<uint64_t>(b + 24);
+    const auto magic = load_le<uint32_t>(b + 0);
+    const auto version = load_le<uint8_t>(b + 4);
+    const auto type = load_le<uint8_t>(b + 5);
+    const auto flags = load_le<uint16_t>(b + 6);
+    const auto header_length = load_le<uint16_t>(b + 8);
+    const auto rail_id = load_le<uint16_t>(b + 10);
+    const auto payload_length = load_le<uint32_t>(b + kPayloadLengthOffset);
+    const auto connection_id = load_le<uint64_t>(b + 16);
+    const auto seq = load_le<uint64_t>(b + 24);
 
     if (magic != kMagic) return invalid("bad magic " + hex(magic) + ", expected " + hex(kMagic));
     if (version < kMinProtocolVersion || version > kMaxProtocolVersion)

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "common/little_endian.h"
 #include "wire/frame_codec.h"
 #include "wire/frame_header.h"
 #include "wire/protocol.h"
@@ -11,10 +12,7 @@ namespace tent::tcp {
 namespace {
 
 void add_u32_le(std::vector<std::uint8_t>& bytes, std::size_t at, std::size_t add) {
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= std::uint32_t{bytes[at + i]} << (8 * i);
-    v += static_cast<std::uint32_t>(add);
-    for (int i = 0; i < 4; ++i) bytes[at + i] = static_cast<std::uint8_t>(v >> (8 * i));
+    store_le<std::uint32_t>(bytes.data() + at, load_le<std::uint32_t>(bytes.data() + at) + static_cast<std::uint32_t>(add));
 }
 
 } // namespace

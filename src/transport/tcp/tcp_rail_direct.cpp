@@ -17,6 +17,7 @@
 
 #include <cstring>
 
+#include "common/little_endian.h"
 #include "transport/tcp/tcp_rail.h"
 #include "transport/tcp/tcp_rail_detail.h"
 #include "wire/frame_header.h"
@@ -33,16 +34,6 @@ constexpr std::uint64_t kDirectMinData = 64 * 1024;
 // status and data length.
 constexpr std::size_t kWriteFixed = 4 + 8 + 1 + 4 + 4;
 constexpr std::size_t kReadResponseFixed = 1 + 4;
-
-std::uint32_t u32_at(std::span<const std::uint8_t> b, std::size_t at) {
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= std::uint32_t{b[at + i]} << (8 * i);
-    return v;
-}
-
-std::uint64_t u64_at(std::span<const std::uint8_t> b, std::size_t at) {
-    return std::uint64_t{u32_at(b, at)} | (std::uint64_t{u32_at(b, at + 4)} << 32);
-}
 
 } // namespace
 
@@ -63,10 +54,10 @@ std::optional<TcpRail::DirectReceive> TcpRail::direct_target(std::span<const std
         fixed = kWriteFixed;
         if (body.size() < fixed || header->seq != expected_peer_seq_) return std::nullopt;
         d.write = true;
-        d.rkey = u32_at(body, 0);
-        d.remote_addr = u64_at(body, 4);
-        if (body[12] != 0 || u32_at(body, 13) != 0) return std::nullopt;  // with an immediate
-        d.length = u32_at(body, 17);
+        d.rkey = load_le<std::uint32_t>(body.data());
+        d.remote_addr = load_le<std::uint64_t>(body.data() + 4);
+        if (body[12] != 0 || load_le<std::uint32_t>(body.data() + 13) != 0) return std::nullopt;  // with an immediate
+        d.length = load_le<std::uint32_t>(body.data() + 17);
         if (d.length + fixed != header->payload_length || d.length > wire::kMaxDataLength) return std::nullopt;
         const wire::MemoryHandle* region = regions_ ? regions_(d.rkey) : nullptr;
         if (!region || !wire::check_remote_access(*region, d.remote_addr, d.length, wire::kAccessRemoteWrite))
@@ -75,7 +66,7 @@ std::optional<TcpRail::DirectReceive> TcpRail::direct_target(std::span<const std
     } else if (header->type == wire::FrameType::ReadResponse) {
         fixed = kReadResponseFixed;
         if (body.size() < fixed || body[0] != static_cast<std::uint8_t>(wire::WireStatus::Ok)) return std::nullopt;
-        d.length = u32_at(body, 1);
+        d.length = load_le<std::uint32_t>(body.data() + 1);
         if (d.length + fixed != header->payload_length) return std::nullopt;
         auto it = pending_.find(header->seq);
         if (it == pending_.end() || it->second.opcode != RailOpcode::Read || it->second.length != d.length)

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/little_endian.h"
 #include "common/log.h"
 #include "transport/verbs/gid.h"
 #include "transport/verbs/verbs_address.h"
@@ -17,14 +18,6 @@ namespace {
 constexpr std::uint64_t kRecvBit = std::uint64_t{1} << 63;  // wr_id of a receive: kRecvBit | buffer index
 constexpr int kPollBatch = 32;
 constexpr std::uint32_t kHeaderSlot = VerbsRail::kFraming + VerbsRail::kMaxSendHeader;
-
-// The framing is little-endian whatever the hosts are.
-void put_le32(std::uint8_t* p, std::uint32_t v) {
-    for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-std::uint32_t get_le32(const std::uint8_t* p) {
-    return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24;
-}
 
 std::string qp_error(const char* what, int err, const std::string& rail) {
     return Status::from_errno(err, std::string(what) + " on " + rail).message();
@@ -266,7 +259,7 @@ Status VerbsRail::post(const RailOp& op) {
         // Framing and header from this slot's registered area, then the payload.
         std::uint8_t* h = send_headers_.data() + std::size_t{slot} * kHeaderSlot;
         const std::uint32_t hlen = static_cast<std::uint32_t>(op.send_header.size());
-        put_le32(h, hlen);
+        store_le<std::uint32_t>(h, hlen);  // the framing is little-endian whatever the hosts are
         if (hlen) std::memcpy(h + kFraming, op.send_header.data(), hlen);
         if (nsge) sge[1] = sge[0];
         sge[0].addr = reinterpret_cast<std::uintptr_t>(h);
@@ -382,7 +375,7 @@ void VerbsRail::complete_recv(const ibv_wc& wc, const std::function<void(const R
 
 void VerbsRail::deliver(const std::uint8_t* buf, std::uint32_t len,
                         const std::function<void(const RailMessage&)>& on_message) {
-    const std::uint32_t hlen = len >= kFraming ? get_le32(buf) : 0;
+    const std::uint32_t hlen = len >= kFraming ? load_le<std::uint32_t>(buf) : 0;
     if (len < kFraming || hlen > len - kFraming) {
         TENT_WARN("verbs bad message", "%s: dropped a %u-byte message with header length %u", name_.c_str(), len,
                   hlen);
