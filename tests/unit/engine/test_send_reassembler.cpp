@@ -34,6 +34,13 @@ std::vector<Frag> fragments(std::uint64_t seq, const std::vector<std::uint8_t>& 
     return out;
 }
 
+// The next message is ready and is `expected`; then releases it.
+void expect_released(SendReassembler& r, const std::vector<std::uint8_t>& expected) {
+    cr_assert_not_null(r.ready());
+    cr_expect(*r.ready() == expected);
+    r.pop_ready();
+}
+
 } // namespace
 
 Test(send_reassembler, releases_in_order_exactly_once_under_shuffle_and_duplicates) {
@@ -72,11 +79,8 @@ Test(send_reassembler, later_message_waits_for_earlier) {
     cr_assert(r.add({2, 0, 10}, m2).is_ok());
     cr_expect_null(r.ready());
     cr_assert(r.add({1, 0, 10}, m1).is_ok());
-    cr_assert_not_null(r.ready());
-    cr_expect(*r.ready() == m1);
-    r.pop_ready();
-    cr_assert_not_null(r.ready());
-    cr_expect(*r.ready() == m2);
+    expect_released(r, m1);
+    expect_released(r, m2);
 }
 
 // The engine delivers a whole in-order message from the rail's buffer
@@ -99,12 +103,8 @@ Test(send_reassembler, whole_next_message_may_skip_the_copy_exactly_once) {
     cr_assert(r.add({3, 0, 30}, m3).is_ok());
     cr_expect_not(r.next_whole({2, 0, 10}, 10), "a later message is held");
     cr_assert(r.add({2, 0, 10}, m2).is_ok());
-    cr_assert_not_null(r.ready());
-    cr_expect(*r.ready() == m2);
-    r.pop_ready();
-    cr_assert_not_null(r.ready());
-    cr_expect(*r.ready() == m3);
-    r.pop_ready();
+    expect_released(r, m2);
+    expect_released(r, m3);
     cr_expect_eq(r.last_delivered(), 3u);
     cr_expect(r.next_whole({4, 0, 0}, 0), "an empty message is whole");
 }
