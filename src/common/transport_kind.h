@@ -6,7 +6,6 @@
 
 #include <array>
 #include <cstddef>
-#include <initializer_list>
 #include <optional>
 #include <string_view>
 
@@ -37,10 +36,6 @@ inline std::optional<TransportKind> parse_transport_kind(std::string_view text) 
 // request's plan asks for one, and the data path allocates nothing for it.
 class TransportList {
 public:
-    TransportList() = default;
-    TransportList(std::initializer_list<TransportKind> kinds) {
-        for (TransportKind k : kinds) add(k);
-    }
     // Appends k unless it is already listed (a list holds each kind once,
     // so it never outgrows its storage).
     void add(TransportKind k) {
