@@ -207,7 +207,8 @@ bool Engine::prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms) {
         for (auto& r : conn->rails) r.rail.rail->prepare_to_wait();
     in_turn_ = true;  // what this look finds is published as a turn's
     for (auto& [id, conn] : connections_)
-        for (std::size_t r = 0; r < conn->rails.size(); ++r) found = drain_rail(*conn, r) || found;
+        for (std::size_t r = 0; r < conn->rails.size(); ++r)
+            found = drain_rail(*conn, r) || conn->rails[r].rail.rail->input_waiting() || found;
     publish_turn(found);
     if (found) return false;
     {

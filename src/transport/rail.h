@@ -113,6 +113,10 @@ public:
     // bytes queued, completions waiting or timers due): a driver may look
     // at many such rails with one poll() instead of progressing each.
     virtual bool idle_unless_readable(TimePoint /*now*/) const { return false; }
+    // progress() stopped with input already read and not yet handled (a
+    // turn's share of the work is bounded): its descriptor will not say so,
+    // so the driver must come back before it sleeps.
+    virtual bool input_waiting() const { return false; }
     // Since bytes last arrived from the peer (zero: the rail does not know).
     virtual Duration silent_for(TimePoint /*now*/) const { return Duration::zero(); }
     // When progress() must run even without descriptor activity (heartbeat,

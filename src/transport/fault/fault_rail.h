@@ -37,6 +37,7 @@ public:
     void prepare_to_wait() override { inner_->prepare_to_wait(); }
     bool wants_write() const override { return inner_->wants_write(); }
     bool holds_answer() const override { return inner_->holds_answer(); }
+    bool input_waiting() const override { return inner_->input_waiting(); }
     // The inner rail's timer, or the release of the first held completion.
     TimePoint next_timer() const override;
     bool broken() const override { return inner_->broken(); }

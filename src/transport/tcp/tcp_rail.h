@@ -158,11 +158,12 @@ public:
     // Unsent acks only (flush_answers holds them for a turn).
     bool holds_answer() const override { return open_ && fd_.valid() && !tx_.empty() && tx_acks_only_; }
     // Nothing to send, collect, time or finish: only bytes arriving give
-    // progress() work (receive() leaves no complete frame in the buffer).
+    // progress() work (receive() left no complete frame in the buffer).
     bool idle_unless_readable(TimePoint now) const override {
-        return open_ && fd_.valid() && !dial_ && !direct_ && tx_.empty() && ready_.empty() && now < next_timer() &&
-               (!kernel_counters_ || now < next_loss_sample_);
+        return open_ && fd_.valid() && !dial_ && !direct_ && !frames_left_ && tx_.empty() && ready_.empty() &&
+               now < next_timer() && (!kernel_counters_ || now < next_loss_sample_);
     }
+    bool input_waiting() const override { return open_ && fd_.valid() && frames_left_; }
     Duration silent_for(TimePoint now) const override { return silence_.silent_for(now); }
     // Completions are waiting to be collected by progress().
     bool has_completions() const { return !ready_.empty(); }
@@ -278,6 +279,12 @@ private:
     // Such acks already waited one progress() turn: the next one sends them.
     bool acks_held_ = false;
 
+    // Read data this receive() answered (ReadResponses queued): past
+    // kAnswerBudget the rest waits for the next turn, so that a peer's
+    // requests on another rail are served in between instead of behind
+    // all of these (their completion times would look like a slow rail).
+    std::uint64_t answered_ = 0;
+    bool frames_left_ = false;  // complete frames left in rx_ for the next turn
     // Incoming stream: bytes [rx_begin_, rx_end_) of rx_ are not yet framed.
     std::vector<std::uint8_t> rx_;
     std::size_t rx_begin_ = 0;

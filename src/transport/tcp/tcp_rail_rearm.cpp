@@ -59,6 +59,7 @@ void TcpRail::restart(UniqueFd fd) {
     tx_front_sent_ = 0;
     tx_bytes_ = 0;
     rx_begin_ = rx_end_ = 0;
+    frames_left_ = false;
     direct_.reset();
 }
 

@@ -21,6 +21,8 @@ namespace {
 constexpr int kMaxReceivesPerProgress = 64;
 // Receive buffer grows to one frame at most; this much is read at a time.
 constexpr std::size_t kReceiveChunk = 256 * 1024;
+// Read data one receive() answers at most (TcpRail::answered_).
+constexpr std::uint64_t kAnswerBudget = 512 * 1024;
 
 } // namespace
 
@@ -32,8 +34,9 @@ bool detail::emptied_socket(std::size_t got, std::size_t room) {
 }
 
 // Each round frames and handles what the buffer holds, then reads once, so
-// every byte read in a turn is handled in that turn (a turn never ends with
-// complete frames left in the buffer for a later one).
+// every byte read in a turn is handled in that turn, except past
+// kAnswerBudget of reads answered: complete frames are then left for the
+// next turn, and input_waiting() keeps the driver from sleeping on them.
 //
 // A recv() that returned a few bytes, less than it had room for, emptied
 // the socket: what arrived is handled and the turn ends, without a second
@@ -42,6 +45,8 @@ bool detail::emptied_socket(std::size_t got, std::size_t room) {
 // keeps being read: more arrives meanwhile.
 void TcpRail::receive(const std::function<void(const RailMessage&)>& on_message) {
     bool drained = false;
+    answered_ = 0;
+    frames_left_ = false;
     for (int round = 0; open_; ++round) {
         std::size_t need = 0;
         if (!direct_ && !frame_buffered(on_message, need)) return;
@@ -86,6 +91,10 @@ bool TcpRail::frame_buffered(const std::function<void(const RailMessage&)>& on_m
             need = scan.bytes;
             if (start_direct(buffered)) need = 0;
             return true;
+        }
+        if (answered_ >= kAnswerBudget) {
+            frames_left_ = true;  // the next turn goes on from here
+            return false;
         }
         if (take_buffered_direct(buffered.first(scan.bytes))) {
             rx_begin_ += scan.bytes;

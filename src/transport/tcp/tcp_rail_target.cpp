@@ -69,6 +69,7 @@ bool TcpRail::handle_read_request(const wire::Frame& f, const wire::ReadRequest&
             head.insert(head.end(), prefix->begin(), prefix->end());
             head.insert(head.end(), src + 1, src + r.length);
             queue_bytes(std::move(head), {});
+            answered_ += r.length;
             return true;
         }
         answer.body = wire::Nack{wire::FrameType::ReadRequest, wire::WireStatus::RemoteInvalid};

@@ -3,7 +3,8 @@
 // byte checked), each op completes exactly once with its cookie, and many
 // ops in flight over a tiny socket buffer (forcing partial writes) all land.
 // A lone Ack waits one turn of its rail at most, and an answer carries it.
-// Large frames read whole (with what follows them) land as exactly.
+// Large frames read whole (with what follows them) land as exactly. A turn
+// answers a bounded share of the reads waiting for it.
 #include <criterion/criterion.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -318,4 +319,41 @@ Test(tcp_rail_data, large_frames_read_whole_land_byte_exact) {
     cr_expect_eq(first_difference(local.data() + 5, first.data(), n), -1, "read");
     for (std::size_t i = 0; i < 5; ++i) cr_assert_eq(local[i], 0x11);
     for (std::size_t i = 5 + n; i < local.size(); ++i) cr_assert_eq(local[i], 0x11, "the read wrote past its length");
+}
+
+// A turn answers a bounded share of the reads waiting on its socket, so that
+// a peer's requests on its other rails are served in between (behind all of
+// these, their completion times would look like a slow rail's). The rest
+// stays in the rail, which says so (its descriptor will not: the driver
+// must not sleep on it), and the next turns answer it with no new byte
+// arriving. Every byte read back is checked.
+Test(tcp_rail_data, a_turn_answers_a_bounded_share_of_waiting_reads) {
+    auto pair = make_pair();
+    cr_assert(pair->ok());
+    constexpr std::size_t piece = 128 * 1024, count = 8;
+    constexpr std::size_t request_size = wire::kHeaderSize + 4 + 8 + 4;  // rkey, address, length
+    const auto source = pattern(piece * count, 31);
+    pair->regions_b.add(kKey, const_cast<std::uint8_t*>(source.data()), source.size(), wire::kAccessAll);
+    std::vector<std::uint8_t> local(piece * count, 0x11);
+    for (std::size_t i = 0; i < count; ++i)
+        cr_assert(pair->a->post(read_op(i + 1, local.data() + i * piece, piece, addr(source.data()) + i * piece, kKey))
+                      .is_ok());
+    std::vector<RailCompletion> none;
+    cr_assert(arrived_whole(pair->b->wait_fd(), count * request_size, *pair->a, none), "the requests never arrived");
+    cr_assert(none.empty());
+    pair->b->progress(pair->done_b, nullptr);
+    cr_expect(pair->b->input_waiting(), "one turn answered all %zu reads of %zu bytes", count, piece);
+    cr_expect_not(pair->b->idle_unless_readable(SteadyClock::instance().now()),
+                  "a rail with requests left looks idle");
+    int turns = 1;
+    for (; pair->b->input_waiting() && turns < 64; ++turns) pair->b->progress(pair->done_b, nullptr);
+    cr_expect_not(pair->b->input_waiting(), "requests still left after %d turns", turns);
+    cr_assert(pair->drive_until(count), "the reads never completed");
+    std::set<std::uint64_t> cookies;
+    for (const auto& c : pair->done_a) {
+        cr_expect_eq(c.outcome, RailOutcome::Success, "%s", c.status.to_string().c_str());
+        cookies.insert(c.cookie);
+    }
+    cr_expect_eq(cookies.size(), count, "each read completes once");
+    cr_expect_eq(first_difference(local.data(), source.data(), local.size()), -1, "the reads' bytes");
 }
