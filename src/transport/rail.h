@@ -87,6 +87,11 @@ public:
 
     // Start one operation. An error is a submit-stage failure: no completion follows.
     virtual Status post(const RailOp& op) = 0;
+    // Between these two, post() may hold what it would send until
+    // end_posts() (TCP: the pieces of one request leave in one sendmsg
+    // instead of one each). Every begin_posts() is followed by end_posts().
+    virtual void begin_posts() {}
+    virtual void end_posts() {}
 
     // Make progress without blocking: append finished operations to `done` and
     // hand every arrived two-sided message to `on_message`.

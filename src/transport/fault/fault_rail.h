@@ -35,6 +35,8 @@ public:
 
     int wait_fd() const override { return inner_->wait_fd(); }
     void prepare_to_wait() override { inner_->prepare_to_wait(); }
+    void begin_posts() override { inner_->begin_posts(); }
+    void end_posts() override { inner_->end_posts(); }
     bool wants_write() const override { return inner_->wants_write(); }
     bool holds_answer() const override { return inner_->holds_answer(); }
     bool input_waiting() const override { return inner_->input_waiting(); }

@@ -124,6 +124,8 @@ public:
     std::uint64_t max_read_length() const override { return kReadPiece; }
     static constexpr std::uint64_t kReadPiece = 128 * 1024;
     Status post(const RailOp& op) override;
+    void begin_posts() override { holding_posts_ = true; }
+    void end_posts() override;
     void progress(std::vector<RailCompletion>& done,
                   const std::function<void(const RailMessage&)>& on_message) override;
     // The dial's socket while re-arming; -1 while waiting for an accepted one.
@@ -278,6 +280,8 @@ private:
     bool tx_acks_only_ = false;
     // Such acks already waited one progress() turn: the next one sends them.
     bool acks_held_ = false;
+    // Inside begin_posts()/end_posts(): post() queues, end_posts() flushes.
+    bool holding_posts_ = false;
 
     // Read data this receive() answered (ReadResponses queued): past
     // kAnswerBudget the rest waits for the next turn, so that a peer's

@@ -97,10 +97,16 @@ Status TcpRail::post(const RailOp& op) {
         }
         pending_.emplace(next_seq_++, p);
     }
-    // Start sending now; a socket error closes the rail and the op completes
-    // (with the error) at the next progress(), so it is never lost.
-    flush();
+    // Start sending now (or at end_posts()); a socket error closes the rail
+    // and the op completes (with the error) at the next progress(), so it is
+    // never lost.
+    if (!holding_posts_) flush();
     return Status::ok();
+}
+
+void TcpRail::end_posts() {
+    holding_posts_ = false;
+    flush();
 }
 
 Status TcpRail::queue_frame(const wire::Frame& frame) {

@@ -4,7 +4,8 @@
 // ops in flight over a tiny socket buffer (forcing partial writes) all land.
 // A lone Ack waits one turn of its rail at most, and an answer carries it.
 // Large frames read whole (with what follows them) land as exactly. A turn
-// answers a bounded share of the reads waiting for it.
+// answers a bounded share of the reads waiting for it; posts between
+// begin_posts() and end_posts() leave together.
 #include <criterion/criterion.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -348,6 +349,40 @@ Test(tcp_rail_data, a_turn_answers_a_bounded_share_of_waiting_reads) {
     int turns = 1;
     for (; pair->b->input_waiting() && turns < 64; ++turns) pair->b->progress(pair->done_b, nullptr);
     cr_expect_not(pair->b->input_waiting(), "requests still left after %d turns", turns);
+    cr_assert(pair->drive_until(count), "the reads never completed");
+    std::set<std::uint64_t> cookies;
+    for (const auto& c : pair->done_a) {
+        cr_expect_eq(c.outcome, RailOutcome::Success, "%s", c.status.to_string().c_str());
+        cookies.insert(c.cookie);
+    }
+    cr_expect_eq(cookies.size(), count, "each read completes once");
+    cr_expect_eq(first_difference(local.data(), source.data(), local.size()), -1, "the reads' bytes");
+}
+
+// Between begin_posts() and end_posts() a rail holds what it is given, so
+// that the pieces of one request leave in one sendmsg: nothing reaches the
+// peer before end_posts(), everything after it, and every read completes
+// once with every byte right.
+Test(tcp_rail_data, posts_between_begin_and_end_leave_together) {
+    auto pair = make_pair();
+    cr_assert(pair->ok());
+    constexpr std::size_t piece = 4096, count = 3;
+    constexpr std::size_t request_size = wire::kHeaderSize + 4 + 8 + 4;
+    const auto source = pattern(piece * count, 41);
+    pair->regions_b.add(kKey, const_cast<std::uint8_t*>(source.data()), source.size(), wire::kAccessAll);
+    std::vector<std::uint8_t> local(piece * count, 0x11);
+    pair->a->begin_posts();
+    for (std::size_t i = 0; i < count; ++i)
+        cr_assert(pair->a->post(read_op(i + 1, local.data() + i * piece, piece, addr(source.data()) + i * piece, kKey))
+                      .is_ok());
+    ::usleep(20000);  // time for anything sent to arrive
+    int unread = -1;
+    cr_assert_eq(::ioctl(pair->b->wait_fd(), FIONREAD, &unread), 0);
+    cr_expect_eq(unread, 0, "%d bytes reached the peer before end_posts()", unread);
+    pair->a->end_posts();
+    std::vector<RailCompletion> none;
+    cr_assert(arrived_whole(pair->b->wait_fd(), count * request_size, *pair->a, none),
+              "the requests did not all arrive after end_posts()");
     cr_assert(pair->drive_until(count), "the reads never completed");
     std::set<std::uint64_t> cookies;
     for (const auto& c : pair->done_a) {
