@@ -322,6 +322,24 @@ Test(tcp_rail_data, large_frames_read_whole_land_byte_exact) {
     for (std::size_t i = 5 + n; i < local.size(); ++i) cr_assert_eq(local[i], 0x11, "the read wrote past its length");
 }
 
+namespace {
+
+// Drives the pair until `count` reads into `local` completed, then checks
+// that each completed once, successfully, and that every byte is source's.
+void expect_reads_done(RailPair& pair, std::size_t count, const std::vector<std::uint8_t>& local,
+                       const std::vector<std::uint8_t>& source) {
+    cr_assert(pair.drive_until(count), "the reads never completed");
+    std::set<std::uint64_t> cookies;
+    for (const auto& c : pair.done_a) {
+        cr_expect_eq(c.outcome, RailOutcome::Success, "%s", c.status.to_string().c_str());
+        cookies.insert(c.cookie);
+    }
+    cr_expect_eq(cookies.size(), count, "each read completes once");
+    cr_expect_eq(first_difference(local.data(), source.data(), local.size()), -1, "the reads' bytes");
+}
+
+} // namespace
+
 // A turn answers a bounded share of the reads waiting on its socket, so that
 // a peer's requests on its other rails are served in between (behind all of
 // these, their completion times would look like a slow rail's). The rest
@@ -349,14 +367,7 @@ Test(tcp_rail_data, a_turn_answers_a_bounded_share_of_waiting_reads) {
     int turns = 1;
     for (; pair->b->input_waiting() && turns < 64; ++turns) pair->b->progress(pair->done_b, nullptr);
     cr_expect_not(pair->b->input_waiting(), "requests still left after %d turns", turns);
-    cr_assert(pair->drive_until(count), "the reads never completed");
-    std::set<std::uint64_t> cookies;
-    for (const auto& c : pair->done_a) {
-        cr_expect_eq(c.outcome, RailOutcome::Success, "%s", c.status.to_string().c_str());
-        cookies.insert(c.cookie);
-    }
-    cr_expect_eq(cookies.size(), count, "each read completes once");
-    cr_expect_eq(first_difference(local.data(), source.data(), local.size()), -1, "the reads' bytes");
+    expect_reads_done(*pair, count, local, source);
 }
 
 // Between begin_posts() and end_posts() a rail holds what it is given, so
@@ -383,12 +394,5 @@ Test(tcp_rail_data, posts_between_begin_and_end_leave_together) {
     std::vector<RailCompletion> none;
     cr_assert(arrived_whole(pair->b->wait_fd(), count * request_size, *pair->a, none),
               "the requests did not all arrive after end_posts()");
-    cr_assert(pair->drive_until(count), "the reads never completed");
-    std::set<std::uint64_t> cookies;
-    for (const auto& c : pair->done_a) {
-        cr_expect_eq(c.outcome, RailOutcome::Success, "%s", c.status.to_string().c_str());
-        cookies.insert(c.cookie);
-    }
-    cr_expect_eq(cookies.size(), count, "each read completes once");
-    cr_expect_eq(first_difference(local.data(), source.data(), local.size()), -1, "the reads' bytes");
+    expect_reads_done(*pair, count, local, source);
 }
