@@ -89,18 +89,17 @@ void Engine::start_planned(Connection& conn, Op& op) {
         }
         return;
     }
-    std::size_t first_batch = op.hold_last ? op.chunks.size() - 1 : op.chunks.size();
-    if (first_batch < 2) {
-        if (first_batch == 1) post_chunk(op, 0);
-        return;
-    }
-    // The pieces leave together: a TCP rail sends all it got in one
+    const std::size_t first_batch = op.hold_last ? op.chunks.size() - 1 : op.chunks.size();
+    // Several pieces leave together: a TCP rail sends all it got in one
     // sendmsg instead of one each (a 1 MiB read: eight requests).
-    for (auto& slot : conn.rails)
-        if (slot.rail.rail) slot.rail.rail->begin_posts();
+    const bool together = first_batch > 1;
+    if (together)
+        for (auto& slot : conn.rails)
+            if (slot.rail.rail) slot.rail.rail->begin_posts();
     for (std::size_t i = 0; i < first_batch; ++i) post_chunk(op, i);
-    for (auto& slot : conn.rails)
-        if (slot.rail.rail) slot.rail.rail->end_posts();
+    if (together)
+        for (auto& slot : conn.rails)
+            if (slot.rail.rail) slot.rail.rail->end_posts();
 }
 
 // The rails a request may use: the transport selector's fallback list for it

@@ -75,7 +75,6 @@ Status check_header_fields(FrameType t, uint16_t flags, uint64_t connection_id, 
 
 // Fixed offsets of the layout in frame_header.h: the header is written and
 // read whole (it passes here up to three times per frame on a stream).
-
 void encode_header(const FrameHeader& h, ByteWriter& w) {
     uint8_t b[kHeaderSize];
     store_le<uint32_t>(b + 0, kMagic);
