@@ -108,6 +108,11 @@ void Engine::accept_while_application_drives(std::chrono::nanoseconds lease) {
     DriveScope scope(this);
     accept_connections();
     service_due_ = true;  // a new connection's control socket may already hold frames
+    // An application thread asleep in wait() watches the descriptors it
+    // knew: it looks again, so that what arrives on a connection or rail
+    // accepted just now is not left until its timeout.
+    std::lock_guard lock(mutex_);
+    wake_progress_locked();
 }
 
 std::size_t Engine::ready_completions() {

@@ -3,7 +3,8 @@
 // so callbacks run on it; the progress thread takes over when the
 // application stops calling in; a callback may post while its thread
 // drives; several application threads may drive one engine in turn; a
-// handshake that stalls never blocks an application's call.
+// handshake that stalls never blocks an application's call; a connection
+// accepted while the application sleeps in wait() is served at once.
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <netinet/in.h>
@@ -17,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine_pair.h"
+#include "../../support/tcp_engine_pair.h"
 #include "wire/frame_codec.h"
 
 using namespace tent;
@@ -238,4 +239,41 @@ Test(engine_drive, a_stalled_handshake_never_blocks_the_application) {
     cr_assert(drive_until(*p.b, [&] { return got.count() == 1; }));
     std::lock_guard lock(got.mu);
     cr_expect(got.messages[0] == msg);
+}
+
+Test(engine_drive, a_connection_accepted_while_the_application_sleeps_in_wait_is_served_at_once) {
+    // b's application thread sits in one long wait() on TCP rails (a
+    // driver with descriptors to watch sleeps up to 100 ms at a time); a
+    // peer connects, which b's progress thread accepts, and sends at once.
+    // The sleeper must look at the new connection's rails then, not when
+    // its sleep ends.
+    const Config config = tcp_pair_config();
+    auto b = make_tcp_engine(config);
+    std::vector<std::uint8_t> got(64, 0), msg(64);
+    fill(msg, 21);
+    cr_assert(b->post_recv(got.data(), got.size(), 5).is_ok());
+    Steady::time_point woke{};
+    std::thread waiter([&] {
+        const auto deadline = Steady::now() + std::chrono::seconds(10);
+        while (b->wait(std::chrono::seconds(3)) == 0 && Steady::now() < deadline) {
+        }
+        woke = Steady::now();
+    });
+    // Long enough for the waiter to be asleep and the progress thread to
+    // have stepped aside for it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    auto a = make_tcp_engine(config);
+    const auto t0 = Steady::now();
+    auto peer = a->connect(b->address());
+    cr_assert(peer.is_ok(), "%s", peer.status().to_string().c_str());
+    cr_assert(a->post_send(*peer, msg.data(), msg.size(), with_cookie(1)).is_ok());
+    waiter.join();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(woke - t0).count();
+    cr_expect_lt(ms, 40, "the message waited %lld ms for the sleeping driver", (long long)ms);
+    std::vector<EngineCompletion> done;
+    cr_assert_eq(b->poll(done, 8), 1u);
+    cr_expect(done[0].status.is_ok());
+    cr_expect_eq(done[0].cookie, 5u);
+    cr_expect(got == msg, "every byte as sent");
+    cr_expect_eq(wait_completions(*a, 1).size(), 1u);
 }
