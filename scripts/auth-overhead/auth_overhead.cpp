@@ -8,6 +8,10 @@
 //            from an engine of its own (a second connect() between the same
 //            two engines returns their connection), and the median
 //            difference of connects side by side;
+//   first    the same until a message sent right after connect() has
+//            arrived at the responder, every byte checked: the set-up as
+//            the responder sees it, which takes the connection only once
+//            the initiator's Proof is right;
 //   start    the same with the initiator's Engine::create() before it: what
 //            a process pays for its first connection;
 //   rate     small messages per second, --depth in flight, for --seconds.
@@ -65,7 +69,30 @@ std::unique_ptr<Engine> make_engine(const Config& config) {
 struct FirstConnect {
     double start_us = -1;    // Engine::create() and connect()
     double connect_us = -1;  // connect() alone
+    double first_us = -1;    // connect() and a first message received by the responder
 };
+
+// A message from a to b right after a connected; true once b has it, every
+// byte as sent. Bounded: 5 s.
+bool first_message(Engine& a, PeerId peer, Engine& b) {
+    static std::uint64_t round = 0;
+    ++round;
+    std::vector<std::uint8_t> msg(64), got(64, 0);
+    for (std::size_t i = 0; i < msg.size(); ++i) msg[i] = static_cast<std::uint8_t>(round * 131 + i);
+    if (!b.post_recv(got.data(), got.size(), round)) return false;
+    PostOptions opt;
+    if (!a.post_send(peer, msg.data(), msg.size(), opt)) return false;
+    std::vector<EngineCompletion> done;
+    const auto until = Wall::now() + std::chrono::seconds(5);
+    while (Wall::now() < until) {
+        done.clear();
+        b.wait(std::chrono::milliseconds(10));
+        b.poll(done, 8);
+        for (const auto& c : done)
+            if (c.cookie == round) return c.status.is_ok() && got == msg;
+    }
+    return false;
+}
 
 // A fresh engine's first connection to b, timed; negative on failure. The
 // engine is gone when this returns, and b has seen it go: an initiator
@@ -84,10 +111,19 @@ FirstConnect first_connect(const Config& config, Engine& b) {
         std::fprintf(stderr, "auth-overhead: connect: %s\n", peer.status().to_string().c_str());
         return t;
     }
+    if (!first_message(*a, *peer, b)) {
+        std::fprintf(stderr, "auth-overhead: the first message did not arrive intact\n");
+        return t;
+    }
+    auto t3 = Wall::now();
+    // The sender's completion too, so that nothing is in flight when a goes.
+    std::vector<EngineCompletion> done;
+    for (int i = 0; i < 500 && a->poll(done, 8) == 0; ++i) a->wait(std::chrono::milliseconds(10));
     a.reset();
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     t.start_us = std::chrono::duration<double, std::micro>(t2 - t0).count();
     t.connect_us = std::chrono::duration<double, std::micro>(t2 - t1).count();
+    t.first_us = std::chrono::duration<double, std::micro>(t3 - t1).count();
     return t;
 }
 
@@ -165,14 +201,14 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "auth-overhead: every option must be positive\n");
         return 2;
     }
-    std::vector<double> setup[2], start[2], rate[2];  // [0] without, [1] with authentication
+    std::vector<double> setup[2], start[2], first[2], rate[2];  // [0] without, [1] with authentication
     // Each connect with auth minus the one without next to it: load that
     // drifts over a round cancels out of these.
-    std::vector<double> paired;
+    std::vector<double> paired, paired_first;
     for (int r = 0; r < o.rounds; ++r) {
         // Both responders at once, their connects alternated one by one:
         // both see the same moment of the machine's load.
-        std::vector<double> us[2], start_us[2];
+        std::vector<double> us[2], start_us[2], first_us[2];
         {
             const Config configs[2] = {config_for(false), config_for(true)};
             std::unique_ptr<Engine> b[2];
@@ -189,9 +225,13 @@ int main(int argc, char** argv) {
                     }
                     us[auth].push_back(t.connect_us);
                     start_us[auth].push_back(t.start_us);
+                    first_us[auth].push_back(t.first_us);
                 }
         }
-        for (std::size_t i = 0; i < us[0].size() && i < us[1].size(); ++i) paired.push_back(us[1][i] - us[0][i]);
+        for (std::size_t i = 0; i < us[0].size() && i < us[1].size(); ++i) {
+            paired.push_back(us[1][i] - us[0][i]);
+            paired_first.push_back(first_us[1][i] - first_us[0][i]);
+        }
         // The rate with one pair alive at a time (the other's idle connections would take a share).
         for (int pass = 0; pass < 2; ++pass) {
             const int auth = (pass == 0) == (r % 2 == 0) ? 1 : 0;
@@ -208,6 +248,7 @@ int main(int argc, char** argv) {
             }
             setup[auth].push_back(median(us[auth]));
             start[auth].push_back(median(start_us[auth]));
+            first[auth].push_back(median(first_us[auth]));
             rate[auth].push_back(mps);
         }
     }
@@ -217,6 +258,11 @@ int main(int argc, char** argv) {
     std::printf("connection set-up (control + 2 tcp rails), median of %d rounds x %d connects: "
                 "without auth %.1f us, with auth %.1f us: %+.2f%%; median of paired differences %+.1f us: %+.2f%%\n",
                 o.rounds, o.connects, s0, s1, 100.0 * (s1 - s0) / s0, median(paired), 100.0 * median(paired) / s0);
+    const double f0 = median(first[0]), f1 = median(first[1]);
+    std::printf("set-up and a first message received (64 B), median of %d rounds x %d: without auth %.1f us, "
+                "with auth %.1f us: %+.2f%%; median of paired differences %+.1f us: %+.2f%%\n",
+                o.rounds, o.connects, f0, f1, 100.0 * (f1 - f0) / f0, median(paired_first),
+                100.0 * median(paired_first) / f0);
     std::printf("engine start and first connection, median of %d rounds x %d: without auth %.1f us, with auth %.1f us: "
                 "%+.2f%%\n",
                 o.rounds, o.connects, c0, c1, 100.0 * (c1 - c0) / c0);

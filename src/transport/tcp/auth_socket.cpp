@@ -167,6 +167,7 @@ struct AuthGate::Pending {
     bool answered = false;
     std::any held;
     std::optional<Reply> reply;  // a RailOpen's, while its token is awaited
+    bool watched = false;        // in the gate's epoll
 };
 
 namespace {
@@ -198,8 +199,16 @@ Result<std::unique_ptr<AuthGate>> AuthGate::create(std::shared_ptr<const JobKeyC
         new AuthGate(std::move(keys), timeout, std::move(what), frames, std::move(answerer), std::move(epoll)));
 }
 
+void AuthGate::watch(Pending& p, bool on) {
+    if (p.watched == on) return;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = p.fd.get();
+    if (::epoll_ctl(epoll_.get(), on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, p.fd.get(), &ev) == 0) p.watched = on;
+}
+
 void AuthGate::refuse(Pending& p, const Status& why) {
-    ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, p.fd.get(), nullptr);
+    watch(p, false);
     // Another version of tent, or a tent with authentication off: told so
     // before the close, rather than left to guess (8 bytes into a fresh
     // socket's buffer; best effort).
@@ -224,17 +233,32 @@ void AuthGate::admit(UniqueFd fd, TimePoint now) {
     }
     const int flags = ::fcntl(fd.get(), F_GETFL);
     if ((flags & O_NONBLOCK) == 0 && (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0)) return;
+    auto p = std::make_unique<Pending>(std::move(fd), now + timeout_);
+    // Its opening has usually arrived with it: answered at once, and a rail
+    // socket whose token is entered is handed over without ever entering
+    // the epoll (two system calls fewer on the way of every rail).
+    if (!settle(*p, now)) return;
     // A crowd of silent strangers must not grow without bound: the oldest goes.
     if (pending_.size() >= kMaxPending) {
         refuse(*pending_.front(), Status(Code::Busy, "too many connections waiting to authenticate"));
         pending_.erase(pending_.begin());
     }
-    auto p = std::make_unique<Pending>(std::move(fd), now + timeout_);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.fd = p->fd.get();
-    if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, p->fd.get(), &ev) != 0) return;
     pending_.push_back(std::move(p));
+}
+
+bool AuthGate::settle(Pending& p, TimePoint now) {
+    Status s = advance(p, now);
+    if (s.code() == Code::Busy) {
+        watch(p, true);
+        return true;
+    }
+    if (!s) {
+        refuse(p, s);
+        return false;
+    }
+    watch(p, false);
+    ready_.push_back(Admitted{std::move(p.fd), true, std::move(p.held)});
+    return false;
 }
 
 // Reads what has come of the Greeting and its frames. The initiator sends
@@ -383,19 +407,10 @@ Status AuthGate::advance(Pending& p, TimePoint now) {
 }
 
 std::vector<AuthGate::Admitted> AuthGate::poll(TimePoint now) {
+    for (auto& p : pending_) settle(*p, now);
+    std::erase_if(pending_, [](const auto& p) { return !p->fd; });
     std::vector<Admitted> proven = std::move(ready_);
     ready_.clear();
-    for (auto& p : pending_) {
-        Status s = advance(*p, now);
-        if (s.code() == Code::Busy) continue;
-        if (!s) {
-            refuse(*p, s);
-            continue;
-        }
-        ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, p->fd.get(), nullptr);
-        proven.push_back(Admitted{std::move(p->fd), true, std::move(p->held)});
-    }
-    std::erase_if(pending_, [](const auto& p) { return !p->fd; });
     return proven;
 }
 

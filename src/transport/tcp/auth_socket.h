@@ -133,6 +133,10 @@ private:
              Answerer answerer, UniqueFd epoll);
     // ok: proven; Busy: still waiting; else why it failed.
     Status advance(Pending& p, TimePoint now);
+    // Advances p: false when it left (proven into ready_, or refused),
+    // true while it waits, watched by the epoll.
+    bool settle(Pending& p, TimePoint now);
+    void watch(Pending& p, bool on);
     Status read_opening(Pending& p);
     bool opening_complete(std::span<const std::uint8_t> in) const;
     Status answer(Pending& p, const HmacKey& key);

@@ -1,27 +1,40 @@
 #include "transport/tcp/rail_token_book.h"
 
-#include <algorithm>
-
 #include "common/crypto.h"
 
 namespace tent::tcp {
 
 void RailTokenBook::forget_expired(TimePoint now) {
-    std::erase_if(entries_, [now](const auto& e) { return e.second.expires <= now; });
+    // Bounded by the records entered: each round drops one.
+    while (!by_age_.empty() && by_age_.front().expires <= now) {
+        const Aged& a = by_age_.front();
+        if (auto it = entries_.find(a.key); it != entries_.end() && it->second.order == a.order) entries_.erase(it);
+        by_age_.pop_front();
+    }
+}
+
+void RailTokenBook::forget_oldest() {
+    // Bounded by the records entered: each round drops one.
+    while (!by_age_.empty()) {
+        const Aged a = by_age_.front();
+        by_age_.pop_front();
+        if (auto it = entries_.find(a.key); it != entries_.end() && it->second.order == a.order) {
+            entries_.erase(it);
+            return;
+        }
+    }
 }
 
 void RailTokenBook::enter(std::uint64_t connection_id, std::span<const wire::RailToken> tokens, TimePoint now) {
     forget_expired(now);
     for (const wire::RailToken& t : tokens) {
-        if (entries_.size() >= kMaxEntries) {
-            auto oldest = std::min_element(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) {
-                return a.second.order < b.second.order;
-            });
-            entries_.erase(oldest);
-        }
+        if (entries_.size() >= kMaxEntries) forget_oldest();
         // A connection id names one connection: entering it again (never
         // done by a peer that proved itself twice) replaces its tokens.
-        entries_[{connection_id, t.rail_id}] = Entry{t, now + lifetime_, next_order_++, false};
+        const Key key{connection_id, t.rail_id};
+        const std::uint64_t order = next_order_++;
+        entries_[key] = Entry{t, now + lifetime_, order, false};
+        by_age_.push_back(Aged{now + lifetime_, key, order});
     }
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <span>
 #include <utility>
@@ -36,17 +37,30 @@ public:
     std::size_t size() const { return entries_.size(); }
 
 private:
+    using Key = std::pair<std::uint64_t, std::uint16_t>;
     struct Entry {
         wire::RailToken token;
         TimePoint expires;
         std::uint64_t order = 0;
         bool spent = false;
     };
+    struct Aged {
+        TimePoint expires;
+        Key key;
+        std::uint64_t order;  // the entry's, unless it was entered again since
+    };
     void forget_expired(TimePoint now);
+    // Drops the oldest entry still in the book.
+    void forget_oldest();
 
     Duration lifetime_;
     std::uint64_t next_order_ = 0;
-    std::map<std::pair<std::uint64_t, std::uint16_t>, Entry> entries_;
+    std::map<Key, Entry> entries_;
+    // Every entry in the order entered, which with one lifetime for all is
+    // the order they expire: each call looks only at what is due, rather
+    // than at the whole book (thousands of spent tokens wait out their
+    // lifetime while connections come and go).
+    std::deque<Aged> by_age_;
 };
 
 } // namespace tent::tcp

@@ -57,3 +57,22 @@ Test(rail_token_book, tokens_expire_and_the_book_is_bounded) {
     cr_expect_eq(book.take(1, 1, tokens[0].from_initiator, t0).status().code(), Code::Busy);
     cr_expect(book.take(RailTokenBook::kMaxEntries + 10, 1, tokens[0].from_initiator, t0).is_ok());
 }
+
+Test(rail_token_book, each_token_expires_on_its_own_time_and_entering_again_renews_it) {
+    RailTokenBook book(1s);
+    const std::vector<wire::RailToken> first = {token(1, 1)}, second = {token(1, 2)}, third = {token(2, 3)};
+    book.enter(7, first, t0);
+    book.enter(8, third, t0 + 500ms);
+    // Connection 7's rail entered again: the new token, with a lifetime of its own.
+    book.enter(7, second, t0 + 600ms);
+    cr_expect_eq(book.size(), 2u);
+    // At t0 + 1s the first entering of 7 is due, but it was replaced: 7 stays.
+    cr_expect(!book.take(7, 1, first[0].from_initiator, t0 + 1s).is_ok(), "the replaced token is gone");
+    cr_expect_eq(book.size(), 2u);
+    cr_expect(book.take(8, 2, third[0].from_initiator, t0 + 1499ms).is_ok());
+    cr_expect_eq(book.take(8, 2, third[0].from_initiator, t0 + 1500ms).status().code(), Code::Busy, "expired");
+    cr_expect_eq(book.size(), 1u);
+    cr_expect(book.take(7, 1, second[0].from_initiator, t0 + 1599ms).is_ok());
+    cr_expect_eq(book.take(7, 1, second[0].from_initiator, t0 + 1600ms).status().code(), Code::Busy);
+    cr_expect_eq(book.size(), 0u);
+}
