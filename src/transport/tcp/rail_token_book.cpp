@@ -1,5 +1,7 @@
 #include "transport/tcp/rail_token_book.h"
 
+#include <algorithm>
+
 #include "common/crypto.h"
 
 namespace tent::tcp {
@@ -35,6 +37,14 @@ void RailTokenBook::enter(std::uint64_t connection_id, std::span<const wire::Rai
         const std::uint64_t order = next_order_++;
         entries_[key] = Entry{t, now + lifetime_, order, false};
         by_age_.push_back(Aged{now + lifetime_, key, order});
+    }
+    // Records of entries entered again since are dropped only when due:
+    // rebuilt from the book when they outnumber it, so the records stay
+    // bounded whatever a peer enters.
+    if (by_age_.size() > 2 * kMaxEntries) {
+        by_age_.clear();
+        for (const auto& [key, e] : entries_) by_age_.push_back(Aged{e.expires, key, e.order});
+        std::sort(by_age_.begin(), by_age_.end(), [](const Aged& a, const Aged& b) { return a.order < b.order; });
     }
 }
 

@@ -35,6 +35,8 @@ public:
     Result<wire::RailTokenBytes> take(std::uint64_t connection_id, std::uint16_t rail_id,
                                       const wire::RailTokenBytes& shown, TimePoint now);
     std::size_t size() const { return entries_.size(); }
+    // The expiry records kept beside the book (at most 2 * kMaxEntries).
+    std::size_t records() const { return by_age_.size(); }
 
 private:
     using Key = std::pair<std::uint64_t, std::uint16_t>;

@@ -76,3 +76,16 @@ Test(rail_token_book, each_token_expires_on_its_own_time_and_entering_again_rene
     cr_expect_eq(book.take(7, 1, second[0].from_initiator, t0 + 1600ms).status().code(), Code::Busy);
     cr_expect_eq(book.size(), 0u);
 }
+
+Test(rail_token_book, entering_the_same_rails_again_and_again_keeps_the_records_bounded) {
+    RailTokenBook book(1s);
+    const std::vector<wire::RailToken> tokens = {token(1, 1)};
+    for (std::uint64_t i = 0; i < 5 * RailTokenBook::kMaxEntries; ++i) book.enter(7, tokens, t0);
+    cr_expect_eq(book.size(), 1u);
+    cr_expect_leq(book.records(), 2 * RailTokenBook::kMaxEntries);
+    // The one live entry still expires on time.
+    cr_expect(book.take(7, 1, tokens[0].from_initiator, t0 + 999ms).is_ok());
+    cr_expect_eq(book.take(7, 1, tokens[0].from_initiator, t0 + 1s).status().code(), Code::Busy);
+    cr_expect_eq(book.size(), 0u);
+    cr_expect_eq(book.records(), 0u);
+}
