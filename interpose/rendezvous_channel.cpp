@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/little_endian.h"
+
 namespace tent::interpose {
 
 namespace {
@@ -42,9 +44,8 @@ int remaining_ms(RendezvousClock::time_point deadline) {
 
 bool RendezvousChannel::send(const std::string& m) {
     if (!stream_) return ::send(fd_.get(), m.data(), m.size(), MSG_NOSIGNAL) == ssize_t(m.size());
-    std::uint32_t n = static_cast<std::uint32_t>(m.size());
-    unsigned char head[4] = {static_cast<unsigned char>(n), static_cast<unsigned char>(n >> 8),
-                             static_cast<unsigned char>(n >> 16), static_cast<unsigned char>(n >> 24)};
+    std::uint8_t head[4];
+    store_le(head, static_cast<std::uint32_t>(m.size()));
     std::string framed(reinterpret_cast<const char*>(head), sizeof head);
     framed += m;
     // Messages are small: the socket buffer takes them whole.
@@ -58,9 +59,9 @@ std::string RendezvousChannel::receive(RendezvousClock::time_point deadline) {
         ssize_t n = recv(fd_.get(), buf, sizeof buf, MSG_DONTWAIT);
         return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
     }
-    unsigned char head[4];
+    std::uint8_t head[4];
     if (!read_exact(fd_.get(), reinterpret_cast<char*>(head), sizeof head, deadline)) return {};
-    std::size_t n = head[0] | head[1] << 8 | head[2] << 16 | std::size_t(head[3]) << 24;
+    const std::size_t n = load_le<std::uint32_t>(head);
     if (n == 0 || n > kMaxMessage) return {};
     std::string m(n, '\0');
     return read_exact(fd_.get(), m.data(), n, deadline) ? m : std::string();

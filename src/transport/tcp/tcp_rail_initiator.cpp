@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/little_endian.h"
 #include "common/log.h"
 #include "transport/tcp/data_frame_prefix.h"
 #include "transport/tcp/tcp_rail_detail.h"
@@ -56,11 +57,9 @@ Status TcpRail::post(const RailOp& op) {
         break;
     case RailOpcode::Send: {
         // The header travels in front of the payload: u16 length, bytes.
-        std::vector<std::uint8_t> data;
+        std::vector<std::uint8_t> data(2);
         data.reserve(2 + op.send_header.size());
-        const auto header_length = static_cast<std::uint16_t>(op.send_header.size());
-        data.push_back(static_cast<std::uint8_t>(header_length & 0xFF));
-        data.push_back(static_cast<std::uint8_t>(header_length >> 8));
+        store_le(data.data(), static_cast<std::uint16_t>(op.send_header.size()));
         data.insert(data.end(), op.send_header.begin(), op.send_header.end());
         frame.body = wire::Send{.immediate = std::nullopt, .data = std::move(data)};
         break;

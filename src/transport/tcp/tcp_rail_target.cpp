@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/little_endian.h"
 #include "common/log.h"
 #include "transport/tcp/data_frame_prefix.h"
 #include "transport/tcp/tcp_rail_detail.h"
@@ -106,7 +107,7 @@ bool TcpRail::handle_send(const wire::Frame& f, const wire::Send& s,
                           const std::function<void(const RailMessage&)>& on_message) {
     if (!check_incoming_seq(f)) return false;
     const auto& d = s.data;
-    const std::size_t header_length = d.size() < 2 ? SIZE_MAX : d[0] | (std::size_t{d[1]} << 8);
+    const std::size_t header_length = d.size() < 2 ? SIZE_MAX : load_le<std::uint16_t>(d.data());
     if (header_length > kMaxSendHeaderLength || header_length + 2 > d.size()) {
         reject_frame("send whose header length does not fit its " + std::to_string(d.size()) + " bytes");
         return false;
