@@ -6,24 +6,23 @@
 
 namespace tent::tcp {
 
+bool RailTokenBook::drop_oldest_record() {
+    const Aged a = by_age_.front();
+    by_age_.pop_front();
+    auto it = entries_.find(a.key);
+    if (it == entries_.end() || it->second.order != a.order) return false;  // entered again since
+    entries_.erase(it);
+    return true;
+}
+
 void RailTokenBook::forget_expired(TimePoint now) {
     // Bounded by the records entered: each round drops one.
-    while (!by_age_.empty() && by_age_.front().expires <= now) {
-        const Aged& a = by_age_.front();
-        if (auto it = entries_.find(a.key); it != entries_.end() && it->second.order == a.order) entries_.erase(it);
-        by_age_.pop_front();
-    }
+    while (!by_age_.empty() && by_age_.front().expires <= now) drop_oldest_record();
 }
 
 void RailTokenBook::forget_oldest() {
     // Bounded by the records entered: each round drops one.
-    while (!by_age_.empty()) {
-        const Aged a = by_age_.front();
-        by_age_.pop_front();
-        if (auto it = entries_.find(a.key); it != entries_.end() && it->second.order == a.order) {
-            entries_.erase(it);
-            return;
-        }
+    while (!by_age_.empty() && !drop_oldest_record()) {
     }
 }
 

@@ -54,6 +54,9 @@ private:
     void forget_expired(TimePoint now);
     // Drops the oldest entry still in the book.
     void forget_oldest();
+    // Pops the oldest record (by_age_ not empty) and erases its entry
+    // unless that was entered again since; whether it erased one.
+    bool drop_oldest_record();
 
     Duration lifetime_;
     std::uint64_t next_order_ = 0;
