@@ -185,10 +185,15 @@ Engine::~Engine() {
     if (wake_fd_) (void)!::write(wake_fd_.get(), &one, sizeof one);  // a driver asleep on the rails
     if (stop_fd_) (void)!::write(stop_fd_.get(), &one, sizeof one);  // the progress thread's nap
     if (thread_.joinable()) thread_.join();
-    // Each peer learns which of its messages arrived here before it learns
-    // that this engine is gone (best effort: a control channel with frames
-    // still waiting for room gets nothing more).
+    // Each peer learns what this engine did for it before it learns that
+    // this engine is gone (best effort: a socket without room now, or a
+    // control channel with frames still waiting for room, gets nothing
+    // more): the acknowledgements the rails hold (a write applied here is
+    // then confirmed, not reported lost with the rest) and which of its
+    // messages arrived here.
     for (auto& [id, conn] : connections_) {
+        for (auto& slot : conn->rails)
+            if (slot.rail.rail) slot.rail.rail->send_queued();
         grant_credit(*conn);  // "delivered up to here"
         send_control(*conn, wire::Frame{0, 0, conn->id, 0, wire::Goodbye{}});
     }

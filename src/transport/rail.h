@@ -114,6 +114,10 @@ public:
     // frame this rail sends: an op posted now carries it in the same
     // system call and segment.
     virtual bool holds_answer() const { return false; }
+    // Sends what waits here for the peer (a held acknowledgement too) as far
+    // as the transport takes it now, without waiting: the engine does so
+    // before it tells its peers goodbye.
+    virtual void send_queued() {}
     // progress() would do nothing at `now` unless wait_fd() is readable (no
     // bytes queued, completions waiting or timers due): a driver may look
     // at many such rails with one poll() instead of progressing each.

@@ -159,6 +159,7 @@ public:
     bool wants_write() const override { return (dial_ && dial_->connecting()) || (open_ && fd_.valid() && tx_bytes_ > 0); }
     // Unsent acks only (flush_answers holds them for a turn).
     bool holds_answer() const override { return open_ && fd_.valid() && !tx_.empty() && tx_acks_only_; }
+    void send_queued() override { flush(); }
     // Nothing to send, collect, time or finish: only bytes arriving give
     // progress() work (receive() left no complete frame in the buffer).
     bool idle_unless_readable(TimePoint now) const override {

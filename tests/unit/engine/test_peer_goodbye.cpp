@@ -5,6 +5,10 @@
 // did not vouch for, here a one-sided write, still ends in error. Before,
 // the departure failed both: an unmodified ibv_rc_pingpong whose server
 // exited after its last receive saw its own last send fail.
+// A write the departing engine applied is confirmed before its Goodbye:
+// the acknowledgement its TCP rail held for an answer to ride with leaves
+// first (before, it was dropped with the rail, and the writer was told the
+// peer left before confirming it).
 #include <criterion/criterion.h>
 
 #include <chrono>
@@ -73,4 +77,32 @@ Test(peer_goodbye, a_message_the_departed_peer_took_completes_and_an_unconfirmed
             cr_expect_eq(d.status.code(), Code::PeerUnreachable, "the unconfirmed write: %s",
                          d.status.to_string().c_str());
     }
+}
+
+Test(peer_goodbye, a_write_the_departing_peer_applied_is_confirmed_before_its_goodbye, .timeout = 120) {
+    auto a = make_tcp_engine(tcp_pair_config());
+    auto b = make_tcp_engine(tcp_pair_config());
+    auto c = a->connect(b->address());
+    cr_assert(c.is_ok(), "%s", c.status().to_string().c_str());
+    std::vector<std::uint8_t> src(4096), dst(4096, 0);  // one frame on one rail
+    fill(src, 41);
+    auto rs = a->register_memory(src.data(), src.size(), wire::kAccessAll);
+    auto rd = b->register_memory(dst.data(), dst.size(), wire::kAccessAll);
+    cr_assert(rs.is_ok() && rd.is_ok());
+    // This thread drives b from now on, with no pause long enough for b's
+    // progress thread to take a turn: the turn that applies the write is
+    // b's last, and the acknowledgement it holds is still there when b goes.
+    std::vector<EngineCompletion> none;
+    const auto settle = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (std::chrono::steady_clock::now() < settle) (void)b->poll(none, 16);
+    cr_assert(a->post_write(*c, src.data(), src.size(), handle_bytes(**rd), reinterpret_cast<std::uint64_t>(dst.data()),
+                            with_cookie(7))
+                  .is_ok());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (dst != src && std::chrono::steady_clock::now() < deadline) (void)b->poll(none, 16);
+    cr_assert(dst == src, "the write did not reach b");
+    b.reset();  // b departs right after the turn that applied the write
+    auto done = wait_completions(*a, 1, std::chrono::seconds(10));
+    cr_assert_eq(done.size(), 1u, "the write did not end when b departed");
+    cr_expect(done[0].status.is_ok(), "the write b applied failed: %s", done[0].status.to_string().c_str());
 }
