@@ -336,7 +336,7 @@ void Engine::set_unreachable_callback(UnreachableCallback callback) {
 std::size_t Engine::poll(std::vector<EngineCompletion>& out, std::size_t max) {
     // Completions already queued are returned without a turn: the caller
     // takes them (and posts more) sooner, and calls again when none is left.
-    if (params_.caller_progress && !this_thread_drives() && ready_completions() == 0) drive_once();
+    if (params_.caller_progress && !this_thread_drives()) application_poll(ready_completions() == 0);
     if (ready_completions() == 0) return 0;  // no lock for a poll that finds nothing
     std::lock_guard lock(mutex_);
     out.reserve(out.size() + std::min(max, completions_.size()));  // one allocation, not one per doubling

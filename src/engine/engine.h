@@ -207,13 +207,15 @@ private:
     void accept_while_application_drives(std::chrono::nanoseconds lease);
     // How much longer the application drives (caller_progress): a whole
     // kApplicationGrace while a thread is inside wait(), else what is left
-    // of it since the last application turn; zero or less: it does not,
+    // of it since the application last polled; zero or less: it does not,
     // and the progress thread drives.
     std::chrono::nanoseconds application_lease() const;
     // wait() on an application thread that drives while it waits.
     std::size_t wait_driving(std::chrono::milliseconds timeout);
-    // poll(): one turn on the calling thread unless one is running.
-    void drive_once();
+    // poll() on an application thread: one turn on it if turn_wanted (no
+    // completion waits) and no other turn runs; either way the application
+    // counts as driving.
+    void application_poll(bool turn_wanted);
     // After a submission: start it on the calling thread unless a turn is
     // running (that turn then finds it), and wake a sleeping driver.
     void start_or_wake();

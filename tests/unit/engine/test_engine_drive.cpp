@@ -4,7 +4,9 @@
 // application stops calling in; a callback may post while its thread
 // drives; several application threads may drive one engine in turn; a
 // handshake that stalls never blocks an application's call; a connection
-// accepted while the application sleeps in wait() is served at once.
+// accepted while the application sleeps in wait() is served at once; a
+// poll that only takes completions already queued still counts as the
+// application driving.
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <netinet/in.h>
@@ -276,4 +278,52 @@ Test(engine_drive, a_connection_accepted_while_the_application_sleeps_in_wait_is
     cr_expect_eq(done[0].cookie, 5u);
     cr_expect(got == msg, "every byte as sent");
     cr_expect_eq(wait_completions(*a, 1).size(), 1u);
+}
+
+// Once the progress thread had taken over (the application away a grace),
+// a poll that found completions queued took them without a turn and did
+// not count as the application driving: with work always in flight the
+// progress thread kept the engine while the application polled (perftest's
+// ib_write_bw under the interposer lost bandwidth so). Now such a poll
+// holds the progress thread off for a grace: a message arriving right
+// after it waits for the application's next poll. One attempt of three
+// must show it (a machine that stalls this thread for a grace lets the
+// progress thread deliver, rightly); before, none did.
+Test(engine_drive, a_poll_that_takes_queued_completions_counts_as_the_application_driving, .timeout = 60) {
+    EnginePair p(1, {0});
+    cr_assert(p.a && p.b && p.a_to_b);
+    auto b_to_a = p.b->connect(p.a->address());
+    cr_assert(b_to_a.is_ok(), "%s", b_to_a.status().to_string().c_str());
+    Arrivals got;
+    p.a->set_recv_callback([&](PeerId, std::span<const std::uint8_t> m) { got.add(m); });
+    std::vector<std::uint8_t> out(2000);
+    fill(out, 21);
+    bool held_off = false;
+    for (int attempt = 0; attempt < 3 && !held_off; ++attempt) {
+        // Nobody polls a for a while: its progress thread takes over and
+        // completes a's send, which then waits in a's queue.
+        cr_assert(p.a->post_send(p.a_to_b, out.data(), out.size(), with_cookie(attempt)).is_ok());
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        std::vector<EngineCompletion> done;
+        cr_assert_eq(p.a->poll(done, 8), 1u, "a's send did not complete while the progress thread drove");
+        cr_expect(done[0].status.is_ok());
+        // That poll ran no turn; a message from b arrives right after it.
+        std::vector<std::uint8_t> msg(3000);
+        fill(msg, 30 + attempt);
+        const std::size_t before = got.count();
+        cr_assert(p.b->post_send(*b_to_a, msg.data(), msg.size(), with_cookie(100 + attempt)).is_ok());
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        const auto deadline = Steady::now() + std::chrono::seconds(5);
+        while (got.count() == before && Steady::now() < deadline) {
+            done.clear();
+            (void)p.a->poll(done, 8);
+        }
+        cr_assert_eq(got.count(), before + 1, "b's message did not arrive");
+        std::lock_guard lock(got.mu);
+        cr_assert(got.messages.back() == msg, "b's message differs");
+        held_off = got.threads.back() == std::this_thread::get_id();
+        // b's send completes on b; take it so the next attempt starts clean.
+        (void)wait_completions(*p.b, 1, std::chrono::seconds(5));
+    }
+    cr_expect(held_off, "each time the progress thread delivered the message: the poll did not hold it off");
 }
