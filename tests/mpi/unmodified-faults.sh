@@ -3,8 +3,10 @@
 # simulated HCAs while one rank's ports are pulled and plugged back (one,
 # then both: only TCP is left), in cycles while the job runs:
 #  - NetPIPE (NPmpi) in its integrity mode (-i), which checks every byte of
-#    every message, sizes from 1 B to 8 MiB, 300 times each (-n 300, long
-#    enough for a whole fault cycle): every size must pass;
+#    every message, sizes from 1 B to 8 MiB, 1000 times each (-n 1000: about
+#    20 s without faults on a quiet two-core machine, longer than a whole
+#    fault cycle of 11 s; with 300, 6 s, the job could end before the first
+#    cycle did): every size must pass;
 #  - mpi4py: allreduces of numpy arrays of several sizes for 20 s, each
 #    checked element by element.
 # Each job must finish, exit 0, with tent's log showing it moved traffic off
@@ -20,13 +22,13 @@ py=/usr/bin/python3
 
 if [ -n "$np" ]; then
     cd "$MPI_TMP" || fail "cd"
-    run_under_hca_faults "$(basename "$np")" "$MPI_TMP/np.log" 300 "$np" -i -n 300 -u 8388608 -o "$MPI_TMP/np.out"
+    run_under_hca_faults "$(basename "$np")" "$MPI_TMP/np.log" 300 "$np" -i -n 1000 -u 8388608 -o "$MPI_TMP/np.out"
     rc=$?
     [ "$rc" -eq 0 ] || { tail -40 "$MPI_TMP/np.log"; fail "NPmpi failed under faults (exit $rc)"; }
     checked=$(grep -c "Integrity check passed" "$MPI_TMP/np.log")
     ! grep -qi "integrity check failed" "$MPI_TMP/np.log" || { grep -i "failed" "$MPI_TMP/np.log" | head; fail "NPmpi found corrupted data"; }
     [ "$checked" -ge 40 ] || { tail -40 "$MPI_TMP/np.log"; fail "NPmpi checked only $checked sizes"; }
-    [ "$FAULT_CYCLES" -ge 1 ] || { tail -40 "$MPI_TMP/np.log"; fail "NPmpi ended before a whole fault cycle"; }
+    [ "$FAULT_CYCLES" -ge 1 ] || { tail -40 "$MPI_TMP/np.log"; cat "$MPI_TMP/ctl" 2>/dev/null; fail "NPmpi ended before a whole fault cycle"; }
     assert_faults_hidden "$MPI_TMP/np.log"
     echo "ok: NPmpi -i checked $checked sizes up to $(tail -1 "$MPI_TMP/np.out" | awk '{print $1}') B under $FAULT_CYCLES fault cycles"
 fi
@@ -35,7 +37,7 @@ if [ -n "$py" ]; then
     rc=$?
     [ "$rc" -eq 0 ] || { tail -40 "$MPI_TMP/py.log"; fail "the mpi4py job failed under faults (exit $rc)"; }
     grep "^mpi4py allreduce ok" "$MPI_TMP/py.log" || { tail -40 "$MPI_TMP/py.log"; fail "no ok line"; }
-    [ "$FAULT_CYCLES" -ge 1 ] || { tail -40 "$MPI_TMP/py.log"; fail "mpi4py ended before a whole fault cycle"; }
+    [ "$FAULT_CYCLES" -ge 1 ] || { tail -40 "$MPI_TMP/py.log"; cat "$MPI_TMP/ctl" 2>/dev/null; fail "mpi4py ended before a whole fault cycle"; }
     assert_faults_hidden "$MPI_TMP/py.log"
     echo "ok: mpi4py under $FAULT_CYCLES fault cycles"
 fi

@@ -159,7 +159,7 @@ public:
     bool wants_write() const override { return (dial_ && dial_->connecting()) || (open_ && fd_.valid() && tx_bytes_ > 0); }
     // Unsent acks only (flush_answers holds them for a turn).
     bool holds_answer() const override { return open_ && fd_.valid() && !tx_.empty() && tx_acks_only_; }
-    void send_queued() override { flush(); }
+    void send_queued() override { flush(true); }
     // Nothing to send, collect, time or finish: only bytes arriving give
     // progress() work (receive() left no complete frame in the buffer).
     bool idle_unless_readable(TimePoint now) const override {
@@ -202,7 +202,10 @@ private:
 
     Status queue_frame(const wire::Frame& frame);
     void queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail, bool ok_ack = false);
-    void flush();
+    // Sends what is queued as far as the socket takes it now. An error
+    // closes the rail with a warning, unless leaving: the engine is going
+    // away, and a peer that left first is no fault.
+    void flush(bool leaving = false);
     // End of a progress() turn: flushes, except that Acks alone wait one turn.
     void flush_answers();
     void receive(const std::function<void(const RailMessage&)>& on_message);

@@ -144,7 +144,7 @@ void TcpRail::flush_answers() {
     flush();
 }
 
-void TcpRail::flush() {
+void TcpRail::flush(bool leaving) {
     if (!fd_.valid()) return;  // re-armed, waiting for the peer's new socket
     for (int round = 0; round < kMaxSendsPerProgress && open_ && !tx_.empty(); ++round) {
         iovec iov[kMaxIov];
@@ -169,7 +169,7 @@ void TcpRail::flush() {
         const ssize_t n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR) continue;
-            if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+            if (errno == EAGAIN || errno == EWOULDBLOCK || leaving) return;
             const int err = errno;
             TENT_WARN("tcp send failed", "tcp rail %s: sendmsg: %s", identity_.name.c_str(), std::strerror(err));
             close_with(Code::RailDown, Status::from_errno(err, "sendmsg").message(), RailOutcome::RetryExceeded);
