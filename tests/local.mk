@@ -38,6 +38,8 @@ CRITERION_TESTS = \
 	tests/unit/policy/test_policy_rule \
 	tests/unit/policy/test_transport_selector \
 	tests/unit/policy/test_device_selector \
+	tests/unit/policy/test_delivery_rate \
+	tests/unit/policy/test_rail_queue \
 	tests/unit/policy/test_qos_queue \
 	tests/unit/policy/test_qos_window \
 	tests/unit/policy/test_qos_lane \
@@ -109,6 +111,7 @@ CRITERION_TESTS = \
 	tests/bench/test_bench_parts \
 	tests/unit/engine/test_engine_policy \
 	tests/unit/engine/test_engine_qos \
+	tests/unit/engine/test_engine_rail_queue \
 	tests/unit/engine/test_control_outbox \
 	tests/unit/engine/test_engine_drive \
 	tests/unit/engine/test_engine_faults \

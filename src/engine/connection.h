@@ -19,6 +19,7 @@
 #include "common/unique_fd.h"
 #include "health/rail_events.h"
 #include "health/rail_silence.h"
+#include "policy/delivery_rate.h"
 #include "policy/device_selector.h"
 #include "policy/priority.h"
 #include "policy/qos_lane.h"
@@ -28,10 +29,12 @@
 namespace tent {
 
 // A piece held back by the QoS window (policy/qos_window.h) until the
-// rail's lower-priority work in flight shrinks.
+// rail's lower-priority work in flight shrinks, or by the rail queue
+// (policy/rail_queue.h) until completions make room.
 struct HeldPiece {
     std::uint64_t op = 0;
     std::size_t chunk = 0;
+    std::uint64_t length = 0;
 };
 
 struct RailSlot {
@@ -43,9 +46,11 @@ struct RailSlot {
     std::uint64_t inflight_bytes = 0;
     std::array<std::uint64_t, kPriorityCount> inflight_by_priority{};  // the part of inflight_bytes per level
     std::array<std::deque<HeldPiece>, kPriorityCount> held;  // by level, FIFO within one
+    std::uint64_t held_bytes = 0;  // of all levels: the selector counts them as the rail's load
     // tent_qos_held_total{rail,level}, looked up on first use: counted per held piece.
     std::array<Counter*, kPriorityCount> held_counters{};
     double ewma_bw = 0.0;      // bytes/s, 0 = not measured yet
+    DeliveryRate delivery;     // the samples of ewma_bw (delivery_rate.h)
     std::uint64_t ops = 0, bytes = 0, errors = 0, failovers = 0;
     std::uint64_t failovers_in = 0;  // pieces moved onto this rail from a failed one
     // Failover layer.

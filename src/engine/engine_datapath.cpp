@@ -154,7 +154,8 @@ void Engine::rail_views(const Connection& conn, const std::vector<std::size_t>& 
     for (std::size_t k = 0; k < rails.size(); ++k) {
         const RailSlot& s = conn.rails[rails[k]];
         views.push_back(RailView{static_cast<int>(k % 64), monitor_->state(s.monitor_id, now), s.numa_node,
-                                 s.inflight_bytes, s.ewma_bw, s.rail.rail && s.rail.rail->holds_answer()});
+                                 s.inflight_bytes + s.held_bytes, s.ewma_bw,
+                                 s.rail.rail && s.rail.rail->holds_answer()});
     }
 }
 
@@ -245,18 +246,27 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
     // One reading for the QoS check and the piece's posting time (its
     // latency then counts from before the post, as the application's does).
     const TimePoint now = clock_.now();
-    if (!admitted && level != Priority::High) {
-        // Behind pieces already held at this level or above (order), or
-        // outside the window while higher-priority work is active.
+    // A striped write's final piece is never held: its write, and every
+    // later one the application waits for in order, waits for it.
+    const bool final_piece = op.hold_last && index + 1 == op.chunks.size();
+    if (!admitted && !final_piece) {
+        // Behind pieces already held at this level or above (order),
+        // outside the window while higher-priority work is active, or
+        // beyond what the rail keeps posted (policy/rail_queue.h).
         bool behind = false;
-        for (std::size_t j = 1; j <= li; ++j) behind = behind || !slot.held[j].empty();
-        if (behind || !qos_admits(chunk.length, inflight_at_or_below(slot, level),
-                                  higher_priority_active(op, now), params_.qos_window)) {
-            slot.held[li].push_back({op.id, index});
+        for (std::size_t j = 0; j <= li; ++j) behind = behind || !slot.held[j].empty();
+        const bool higher = level != Priority::High && higher_priority_active(op, now);
+        const bool window_shut = !qos_admits(chunk.length, inflight_at_or_below(slot, level), higher, params_.qos_window);
+        if (behind || window_shut || !rail_queue_admits(slot.inflight_bytes, params_.rail_queue)) {
+            slot.held[li].push_back({op.id, index, chunk.length});
+            slot.held_bytes += chunk.length;
             ++op.held;
-            Counter*& held = slot.held_counters[li];
-            if (!held) held = &metrics_->qos_held_series(slot.rail.rail->name(), priority_name(level));
-            held->inc();
+            // The QoS window's count: what it held back, or queued behind that.
+            if (window_shut || (behind && higher && params_.qos_window.window != 0)) {
+                Counter*& held = slot.held_counters[li];
+                if (!held) held = &metrics_->qos_held_series(slot.rail.rail->name(), priority_name(level));
+                held->inc();
+            }
             return;
         }
     }
@@ -307,6 +317,7 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
     const bool watched = op.type != OpType::Send;
     inflight_[r.cookie] = Inflight{op.id, index, chunk.length, now, watched, level, conn.id};
     ++op.outstanding;
+    slot.delivery.posted(now);
     slot.inflight_bytes += chunk.length;
     slot.inflight_by_priority[li] += chunk.length;
     ++slot.inflight_ops;
@@ -335,16 +346,13 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
     auto& level_bytes = slot.inflight_by_priority[static_cast<std::size_t>(f.priority)];
     level_bytes -= std::min(level_bytes, f.length);
     monitor_->record(slot.monitor_id, c.outcome, now);
+    if (const auto rate = slot.delivery.completed(c.status.is_ok() ? f.length : 0, now))
+        slot.ewma_bw = ewma_update(slot.ewma_bw, *rate, conn.selector->params().bandwidth);
     if (c.status.is_ok()) {
         ++slot.epoch;
         ++slot.ops;
         slot.bytes += f.length;
         monitor_->record_latency(slot.monitor_id, c.latency, now);
-        double secs = std::chrono::duration<double>(c.latency).count();
-        // Tiny operations measure latency, not bandwidth.
-        if (f.length >= 64 * 1024 && secs > 0)
-            slot.ewma_bw = ewma_update(slot.ewma_bw, static_cast<double>(f.length) / secs,
-                                       conn.selector->params().bandwidth);
     } else {
         ++slot.errors;
         metrics_->error(c.status.code());
@@ -410,30 +418,32 @@ std::uint64_t Engine::inflight_at_or_below(const RailSlot& slot, Priority level)
     return slot.inflight_by_priority[static_cast<std::size_t>(level)] + inflight_below(slot, level);
 }
 
-// Posts the rail's held pieces that the QoS window admits now, medium before
+// Posts the rail's held pieces that the QoS window and the rail queue admit now, high before medium before
 // low, in order within a level. A rail that failed meanwhile takes them all:
 // post_chunk() then moves each to another rail.
 void Engine::release_held(Connection& conn, std::size_t rail) {
     RailSlot& slot = conn.rails[rail];
     bool any = false;
-    for (std::size_t li = 1; li < slot.held.size(); ++li) any = any || !slot.held[li].empty();
+    for (std::size_t li = 0; li < slot.held.size(); ++li) any = any || !slot.held[li].empty();
     if (!any) return;  // the common case, without a clock reading
     const TimePoint now = clock_.now();
-    for (std::size_t li = 1; li < slot.held.size(); ++li) {
+    for (std::size_t li = 0; li < slot.held.size(); ++li) {
         auto& queue = slot.held[li];
         while (!queue.empty()) {
             const HeldPiece piece = queue.front();
             auto it = ops_.find(piece.op);
             if (it == ops_.end()) {  // failed meanwhile
                 queue.pop_front();
+                slot.held_bytes -= std::min(slot.held_bytes, piece.length);
                 continue;
             }
             Op& op = *it->second;
-            const std::uint64_t length = op.chunks[piece.chunk].length;
-            if (usable(slot) && !qos_admits(length, inflight_at_or_below(slot, static_cast<Priority>(li)),
-                                            higher_priority_active(op, now), params_.qos_window))
+            if (usable(slot) && (!qos_admits(piece.length, inflight_at_or_below(slot, static_cast<Priority>(li)),
+                                             higher_priority_active(op, now), params_.qos_window) ||
+                                 !rail_queue_admits(slot.inflight_bytes, params_.rail_queue)))
                 return;  // lower levels wait behind this one
             queue.pop_front();
+            slot.held_bytes -= std::min(slot.held_bytes, piece.length);
             --op.held;
             if (!op.error.is_ok()) {
                 advance(op);

@@ -16,6 +16,7 @@ EngineParams EngineParams::from_config(const Config& config) {
     p.progress_spin = std::chrono::microseconds(config.get_int(Knob::ProgressSpinUs));
     p.caller_progress = config.get_bool(Knob::CallerProgress);
     p.qos_window = QosWindowParams::from_config(config);
+    p.rail_queue = RailQueueParams::from_config(config);
     p.qos_lane = config.get_bool(Knob::QosLane);
     return p;
 }

@@ -8,6 +8,7 @@
 #include "config/config.h"
 #include "health/rail_silence.h"
 #include "policy/qos_window.h"
+#include "policy/rail_queue.h"
 
 namespace tent {
 
@@ -24,6 +25,7 @@ struct EngineParams {
     bool caller_progress = true;    // application threads drive progress in poll/wait/post
     RailSilenceParams silence;
     QosWindowParams qos_window;
+    RailQueueParams rail_queue;
     bool qos_lane = true;
     static EngineParams from_config(const Config& config);
 };

@@ -5,8 +5,9 @@
 //   1. health: healthy, then degraded, then paused;
 //   2. NUMA tier: an HCA on the caller's NUMA node before the others (when
 //      the caller's node is unknown, every rail is in the first tier);
-//   3. load: inflight bytes divided by the EWMA bandwidth (the time the rail
-//      needs to drain what it already has), lower first;
+//   3. load: inflight bytes (posted or waiting for the rail) divided by the
+//      EWMA bandwidth (the time the rail needs to drain what it already
+//      has), lower first;
 //   4. an answer waiting: a rail holding an acknowledgement for the peer
 //      first, since the transfer then carries it (on a request-response
 //      exchange the reply goes back on the rail of the request, one system

@@ -4,9 +4,11 @@ libtentcore_la_SOURCES += \
 	src/policy/policy_rule.h src/policy/policy_rule.cpp \
 	src/policy/transport_selector.h src/policy/transport_selector.cpp \
 	src/policy/bandwidth_estimate.h src/policy/bandwidth_estimate.cpp \
+	src/policy/delivery_rate.h src/policy/delivery_rate.cpp \
 	src/policy/device_selector.h src/policy/device_selector.cpp \
 	src/policy/qos_queue.h src/policy/qos_queue.cpp \
 	src/policy/qos_window.h src/policy/qos_window.cpp \
+	src/policy/rail_queue.h src/policy/rail_queue.cpp \
 	src/policy/qos_lane.h src/policy/qos_lane.cpp \
 	src/policy/failover_route.h src/policy/failover_route.cpp \
 	src/policy/replay_decision.h src/policy/replay_decision.cpp \

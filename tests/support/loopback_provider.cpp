@@ -39,8 +39,10 @@ public:
 
     void progress(std::vector<RailCompletion>& done,
                   const std::function<void(const RailMessage&)>& on_message) override {
-        if (fabric_->stalled(rail_id_)) return;
+        const bool stalled = fabric_->stalled(rail_id_);
+        if (stalled && !fabric_->any_allowed(rail_id_)) return;
         while (!pending_.empty() && pending_.front().ticks == 0) {
+            if (stalled && !fabric_->take_allowed(rail_id_)) break;
             Pending p = std::move(pending_.front());
             pending_.pop_front();
             RailCompletion c{p.op.cookie, RailOutcome::Success, execute(p), {}};
@@ -51,6 +53,7 @@ public:
         }
         for (auto& p : pending_)
             if (p.ticks > 0) --p.ticks;
+        if (stalled) return;
         std::deque<std::pair<std::vector<std::uint8_t>, std::vector<std::uint8_t>>> inbox;
         {
             std::lock_guard lock(link_->mutex);
@@ -124,6 +127,25 @@ bool LoopbackFabric::flag(const std::map<std::uint16_t, bool>& flags, std::uint1
     std::lock_guard lock(mutex_);
     auto it = flags.find(rail_id);
     return it != flags.end() && it->second;
+}
+
+void LoopbackFabric::allow(std::initializer_list<std::uint16_t> rail_ids, std::uint64_t n) {
+    std::lock_guard lock(mutex_);
+    for (std::uint16_t id : rail_ids) allowed_[id] += n;
+}
+
+bool LoopbackFabric::take_allowed(std::uint16_t rail_id) {
+    std::lock_guard lock(mutex_);
+    auto it = allowed_.find(rail_id);
+    if (it == allowed_.end() || it->second == 0) return false;
+    --it->second;
+    return true;
+}
+
+bool LoopbackFabric::any_allowed(std::uint16_t rail_id) const {
+    std::lock_guard lock(mutex_);
+    auto it = allowed_.find(rail_id);
+    return it != allowed_.end() && it->second > 0;
 }
 
 std::uint64_t LoopbackFabric::bytes(std::uint16_t rail_id) const {

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,6 +41,13 @@ public:
     // (false): operations stay in flight, as behind a slow link.
     void set_stalled(std::uint16_t rail_id, bool stalled) { set_flag(stalled_, rail_id, stalled); }
     bool stalled(std::uint16_t rail_id) const { return flag(stalled_, rail_id); }
+    // While these rails are stalled, `n` more operations of each complete
+    // (in posting order, as they come due); then they complete nothing
+    // again. All of them at once: none starts before the others may.
+    void allow(std::initializer_list<std::uint16_t> rail_ids, std::uint64_t n);
+    // Takes one of those completions; false when none is left.
+    bool take_allowed(std::uint16_t rail_id);
+    bool any_allowed(std::uint16_t rail_id) const;
     // The longest operation the fabric's rails take (4 MiB unless set); a
     // longer one is refused at post, as a TCP rail does.
     void set_max_op_length(std::uint64_t bytes) { max_op_length_ = bytes; }
@@ -60,6 +68,7 @@ private:
     std::map<std::pair<std::uint64_t, std::uint16_t>, std::shared_ptr<LoopbackLink>> links_;
     std::map<std::uint16_t, bool> broken_;
     std::map<std::uint16_t, bool> stalled_;
+    std::map<std::uint16_t, std::uint64_t> allowed_;
     std::map<std::uint16_t, std::uint64_t> bytes_;
     std::atomic<std::uint64_t> max_op_length_{std::uint64_t{4} << 20};
 };
