@@ -278,6 +278,13 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
     if (auto reg = registry_.find_local(r.local, r.length)) {
         if (slot.provider < reg->keys.size() && slot.rail.local_entry < reg->keys[slot.provider].lkeys.size())
             r.lkey = reg->keys[slot.provider].lkeys[slot.rail.local_entry];
+    } else if (r.length > 0 && (op.type == OpType::Write || op.type == OpType::Read)) {
+        // Deregistered while this piece waited in the engine (a program
+        // that tears down with work outstanding): no rail touches the
+        // memory now. The request fails; the rail is not to blame.
+        if (op.error.is_ok())
+            op.error = Status(Code::InvalidArgument, "local buffer deregistered while the request was in flight");
+        return;
     }
     if (op.type == OpType::Send) {
         r.send_header = op.headers[index];

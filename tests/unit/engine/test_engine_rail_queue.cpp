@@ -1,6 +1,7 @@
 // The rail queue in the engine (policy/rail_queue.h): a rail has at most
 // rail_queue_bytes posted, the rest of its pieces wait in the engine in
-// order, and a striped write's final piece is never among them. Loopback
+// order, and a striped write's final piece is never among them; a piece
+// whose buffer is deregistered while it waits is never posted. Loopback
 // rails stalled on purpose, then allowed a counted number of completions,
 // make every step deterministic; every byte is checked.
 #include <criterion/criterion.h>
@@ -141,4 +142,33 @@ Test(engine_rail_queue, a_striped_writes_final_piece_does_not_wait_behind_later_
     cr_expect(first[0].status.is_ok(), "%s", first[0].status.to_string().c_str());
     cr_expect(std::equal(b.src.begin(), b.src.begin() + kWriteSize, b.dst.begin()), "every byte of the first write");
     finish(p, b, 2, 1);
+}
+
+Test(engine_rail_queue, a_waiting_piece_is_not_posted_once_its_buffer_is_deregistered) {
+    // A program that tears down with work outstanding: the region goes
+    // while most of a 1 MiB write still waits for the stalled rail.
+    EnginePair p(1, {0}, queue_config("256K"));
+    cr_assert(p.a && p.b && p.a_to_b);
+    p.fabric->set_stalled(0, true);
+    std::vector<std::uint8_t> src(kWriteSize), dst(kWriteSize, 0);
+    fill(src, 12);
+    auto rs = p.a->register_memory(src.data(), src.size(), wire::kAccessAll);
+    auto rd = p.b->register_memory(dst.data(), dst.size(), wire::kAccessAll);
+    cr_assert(rs.is_ok() && rd.is_ok());
+    cr_assert(p.a->post_write(p.a_to_b, src.data(), kWriteSize, handle_bytes(**rd),
+                              reinterpret_cast<std::uint64_t>(dst.data()), with_cookie(7, Priority::High))
+                  .is_ok());
+    cr_assert(eventually([&] { return rail_inflight(*p.a, 0) == 256 * 1024; }), "the first piece is posted");
+    cr_assert(p.a->deregister_memory((*rs)->id).is_ok());
+    p.fabric->set_stalled(0, false);
+    auto done = wait_completions(*p.a, 1, std::chrono::seconds(10));
+    cr_assert_eq(done.size(), 1u);
+    cr_expect_eq(done[0].status.code(), Code::InvalidArgument, "%s", done[0].status.to_string().c_str());
+    cr_expect(done[0].status.message().find("deregistered") != std::string::npos, "%s",
+              done[0].status.to_string().c_str());
+    // The piece posted before carried its bytes; no other byte left.
+    cr_expect(std::equal(src.begin(), src.begin() + 256 * 1024, dst.begin()), "the posted piece landed");
+    cr_expect(std::all_of(dst.begin() + 256 * 1024, dst.end(), [](std::uint8_t b) { return b == 0; }),
+              "nothing of the pieces that waited");
+    for (const auto& s : p.a->rail_stats()) cr_expect_eq(s.errors, 0u, "%s is not to blame", s.name.c_str());
 }
