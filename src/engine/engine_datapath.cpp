@@ -425,9 +425,10 @@ std::uint64_t Engine::inflight_at_or_below(const RailSlot& slot, Priority level)
     return slot.inflight_by_priority[static_cast<std::size_t>(level)] + inflight_below(slot, level);
 }
 
-// Posts the rail's held pieces that the QoS window and the rail queue admit now, high before medium before
-// low, in order within a level. A rail that failed meanwhile takes them all:
-// post_chunk() then moves each to another rail.
+// Posts the rail's held pieces that the QoS window and the rail queue admit
+// now, high before medium before low, in order within a level. A rail that
+// failed meanwhile takes them all: post_chunk() then moves each to another
+// rail.
 void Engine::release_held(Connection& conn, std::size_t rail) {
     RailSlot& slot = conn.rails[rail];
     bool any = false;
