@@ -284,6 +284,8 @@ private:
     void apply_qos_lane(Connection& conn, const Op& op, std::vector<std::size_t>& allowed, TimePoint now);
     std::uint64_t inflight_below(const RailSlot& slot, Priority level) const;
     std::uint64_t inflight_at_or_below(const RailSlot& slot, Priority level) const;
+    enum class HoldReason { None, QosWindow, RailQueue };
+    HoldReason hold_reason(const RailSlot& slot, Priority level, std::uint64_t length, bool higher_active) const;
     void release_held(Connection& conn, std::size_t rail);
     void on_rail_completion(Connection& conn, std::size_t rail, const RailCompletion& c);
     // Failover (engine_failover.cpp).

@@ -255,9 +255,10 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
         // beyond what the rail keeps posted (policy/rail_queue.h).
         bool behind = false;
         for (std::size_t j = 0; j <= li; ++j) behind = behind || !slot.held[j].empty();
-        const bool higher = level != Priority::High && higher_priority_active(op, now);
-        const bool window_shut = !qos_admits(chunk.length, inflight_at_or_below(slot, level), higher, params_.qos_window);
-        if (behind || window_shut || !rail_queue_admits(slot.inflight_bytes, params_.rail_queue)) {
+        const bool higher = higher_priority_active(op, now);
+        const HoldReason why = hold_reason(slot, level, chunk.length, higher);
+        const bool window_shut = why == HoldReason::QosWindow;
+        if (behind || why != HoldReason::None) {
             slot.held[li].push_back({op.id, index, chunk.length});
             slot.held_bytes += chunk.length;
             ++op.held;
@@ -425,6 +426,17 @@ std::uint64_t Engine::inflight_at_or_below(const RailSlot& slot, Priority level)
     return slot.inflight_by_priority[static_cast<std::size_t>(level)] + inflight_below(slot, level);
 }
 
+// Why a piece of `level` would wait for the rail now: the QoS window (while
+// higher-priority work is active) or the rail queue; post_chunk() and
+// release_held() ask the same question.
+Engine::HoldReason Engine::hold_reason(const RailSlot& slot, Priority level, std::uint64_t length,
+                                       bool higher_active) const {
+    if (!qos_admits(length, inflight_at_or_below(slot, level), higher_active, params_.qos_window))
+        return HoldReason::QosWindow;
+    if (!rail_queue_admits(slot.inflight_bytes, params_.rail_queue)) return HoldReason::RailQueue;
+    return HoldReason::None;
+}
+
 // Posts the rail's held pieces that the QoS window and the rail queue admit
 // now, high before medium before low, in order within a level. A rail that
 // failed meanwhile takes them all: post_chunk() then moves each to another
@@ -446,9 +458,8 @@ void Engine::release_held(Connection& conn, std::size_t rail) {
                 continue;
             }
             Op& op = *it->second;
-            if (usable(slot) && (!qos_admits(piece.length, inflight_at_or_below(slot, static_cast<Priority>(li)),
-                                             higher_priority_active(op, now), params_.qos_window) ||
-                                 !rail_queue_admits(slot.inflight_bytes, params_.rail_queue)))
+            if (usable(slot) && hold_reason(slot, static_cast<Priority>(li), piece.length,
+                                            higher_priority_active(op, now)) != HoldReason::None)
                 return;  // lower levels wait behind this one
             queue.pop_front();
             slot.held_bytes -= std::min(slot.held_bytes, piece.length);

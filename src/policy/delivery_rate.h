@@ -38,8 +38,6 @@ public:
     // A sample in bytes/s when this completion ends a window.
     std::optional<double> completed(std::uint64_t bytes, TimePoint now);
 
-    std::uint64_t outstanding() const { return outstanding_; }
-
 private:
     std::uint64_t outstanding_ = 0;
     TimePoint start_{};

@@ -35,6 +35,7 @@ struct Buffers {
     std::vector<std::uint8_t> src, dst;
     std::vector<std::uint8_t> key;
     std::uint64_t remote = 0;
+    std::vector<std::shared_ptr<const Registration>> registrations;  // kept for the test's length
 };
 
 // Rail statistics are published by turns of progress: none before the first.
@@ -57,7 +58,10 @@ bool eventually(Pred pred) {
     return pred();
 }
 
-void post_writes(EnginePair& p, Buffers& b, std::vector<std::shared_ptr<const Registration>>& keep) {
+// Stalls the pair's first `rails` rails, then posts the writes.
+void stall_and_post(EnginePair& p, std::size_t rails, Buffers& b) {
+    cr_assert(p.a && p.b && p.a_to_b);
+    for (std::size_t r = 0; r < rails; ++r) p.fabric->set_stalled(static_cast<std::uint16_t>(r), true);
     const std::size_t size = kWrites * kWriteSize;
     b.src.assign(size, 0);
     b.dst.assign(size, 0);
@@ -67,8 +71,8 @@ void post_writes(EnginePair& p, Buffers& b, std::vector<std::shared_ptr<const Re
     cr_assert(rs.is_ok() && rd.is_ok());
     b.key = handle_bytes(**rd);
     b.remote = reinterpret_cast<std::uint64_t>(b.dst.data());
-    keep.push_back(std::move(*rs));
-    keep.push_back(std::move(*rd));
+    b.registrations.push_back(std::move(*rs));
+    b.registrations.push_back(std::move(*rd));
     // The interposer's level: high priority, which the QoS window never holds.
     for (int i = 0; i < kWrites; ++i)
         cr_assert(p.a->post_write(p.a_to_b, b.src.data() + i * kWriteSize, kWriteSize, b.key,
@@ -88,11 +92,8 @@ void finish(EnginePair& p, Buffers& b, std::size_t rails, std::size_t done_alrea
 
 Test(engine_rail_queue, a_rail_has_at_most_the_bound_posted) {
     EnginePair p(1, {0}, queue_config("512K"));
-    cr_assert(p.a && p.b && p.a_to_b);
-    p.fabric->set_stalled(0, true);
     Buffers b;
-    std::vector<std::shared_ptr<const Registration>> keep;
-    post_writes(p, b, keep);
+    stall_and_post(p, 1, b);
     cr_assert(eventually([&] { return rail_inflight(*p.a, 0) >= 512 * 1024; }), "the first pieces are posted");
     // Turns go on while the rail completes nothing: the others keep waiting.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -103,11 +104,8 @@ Test(engine_rail_queue, a_rail_has_at_most_the_bound_posted) {
 
 Test(engine_rail_queue, no_bound_posts_everything) {
     EnginePair p(1, {0}, queue_config("0"));
-    cr_assert(p.a && p.b && p.a_to_b);
-    p.fabric->set_stalled(0, true);
     Buffers b;
-    std::vector<std::shared_ptr<const Registration>> keep;
-    post_writes(p, b, keep);
+    stall_and_post(p, 1, b);
     // Every piece but each write's final 4 KiB, which waits for the rest of its write.
     const std::uint64_t all = kWrites * (kWriteSize - 4096);
     cr_expect(eventually([&] { return rail_inflight(*p.a, 0) == all; }), "%llu bytes posted, want %llu",
@@ -125,12 +123,8 @@ Test(engine_rail_queue, a_striped_writes_final_piece_does_not_wait_behind_later_
     // would come after every piece of the later writes on its rail, the
     // seventeenth.
     EnginePair p(2, {0}, queue_config("256K"));
-    cr_assert(p.a && p.b && p.a_to_b);
-    p.fabric->set_stalled(0, true);
-    p.fabric->set_stalled(1, true);
     Buffers b;
-    std::vector<std::shared_ptr<const Registration>> keep;
-    post_writes(p, b, keep);
+    stall_and_post(p, 2, b);
     cr_assert(eventually([&] { return rail_inflight(*p.a, 0) > 0 && rail_inflight(*p.a, 1) > 0; }));
     p.fabric->allow({0, 1}, 6);
     cr_assert(eventually([&] { return rail_ops(*p.a, 0) == 6 && rail_ops(*p.a, 1) == 6; }),
