@@ -112,6 +112,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_engine_policy \
 	tests/unit/engine/test_engine_qos \
 	tests/unit/engine/test_engine_rail_queue \
+	tests/unit/engine/test_engine_slow_rail \
 	tests/unit/engine/test_control_outbox \
 	tests/unit/engine/test_engine_drive \
 	tests/unit/engine/test_engine_faults \

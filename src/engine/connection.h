@@ -51,6 +51,11 @@ struct RailSlot {
     std::array<Counter*, kPriorityCount> held_counters{};
     double ewma_bw = 0.0;      // bytes/s, 0 = not measured yet
     DeliveryRate delivery;     // the samples of ewma_bw (delivery_rate.h)
+    // The cookie of a piece that has had the rail to itself from its post
+    // (posted to an idle rail, nothing posted behind it since), else 0: only
+    // such a piece's time to completion is the rail's own latency, which the
+    // slow-rail check compares (slow_rail.h).
+    std::uint64_t solo_cookie = 0;
     std::uint64_t ops = 0, bytes = 0, errors = 0, failovers = 0;
     std::uint64_t failovers_in = 0;  // pieces moved onto this rail from a failed one
     // Failover layer.

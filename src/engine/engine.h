@@ -455,7 +455,6 @@ private:
         std::uint64_t op;  // 0: a probe
         std::size_t chunk;
         std::uint64_t length;
-        TimePoint posted;
         bool watched;      // counts for the rail's silence (not a SEND)
         Priority priority;  // the op's level, for the rail's QoS window
         PeerId peer;        // whose rail: dropped when its connection is released

@@ -323,7 +323,8 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
         note_atomic_sent(piece.atomic_path, piece.atomic);
     }
     const bool watched = op.type != OpType::Send;
-    inflight_[r.cookie] = Inflight{op.id, index, chunk.length, now, watched, level, conn.id};
+    inflight_[r.cookie] = Inflight{op.id, index, chunk.length, watched, level, conn.id};
+    slot.solo_cookie = slot.inflight_ops == 0 ? r.cookie : 0;
     ++op.outstanding;
     slot.delivery.posted(now);
     slot.inflight_bytes += chunk.length;
@@ -360,7 +361,8 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
         ++slot.epoch;
         ++slot.ops;
         slot.bytes += f.length;
-        monitor_->record_latency(slot.monitor_id, c.latency, now);
+        if (c.cookie == slot.solo_cookie && f.length <= kLatencySampleMaxBytes)
+            monitor_->record_latency(slot.monitor_id, c.latency, now);
     } else {
         ++slot.errors;
         metrics_->error(c.status.code());

@@ -222,7 +222,8 @@ void Engine::post_probe(Connection& conn, std::size_t index) {
         on_probe_done(conn, index, failed);
         return;
     }
-    inflight_[op.cookie] = Inflight{0, index, 0, now, true, Priority::High, conn.id};
+    inflight_[op.cookie] = Inflight{0, index, 0, true, Priority::High, conn.id};
+    slot.solo_cookie = 0;
     ++slot.inflight_watched;
     slot.last_probe = now;
     ++slot.inflight_ops;

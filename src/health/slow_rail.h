@@ -1,9 +1,10 @@
 // Slow-rail detection: a rail whose completion latency stays well above its
 // peers' is *degraded* (used last), never paused for slowness alone.
 //
-// Each rail keeps the latency samples of the last slow_rail_window_secs
-// (at most kMaxLatencySamples); its latency is their median, which a few
-// outliers cannot move. Its peers are the other rails to the same remote
+// Each rail keeps the latency samples (kLatencySampleMaxBytes says which
+// completions are samples) of the last slow_rail_window_secs (at most
+// kMaxLatencySamples); its latency is their median, which a few outliers
+// cannot move. Its peers are the other rails to the same remote
 // peer that are neither paused nor degraded; the reference is the median of
 // their medians.
 //
@@ -17,6 +18,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <optional>
 #include <vector>
@@ -26,6 +28,13 @@
 namespace tent {
 
 inline constexpr std::size_t kMaxLatencySamples = 256;
+
+// A latency sample is the time from post to completion of a piece of at
+// most this many bytes that had its rail to itself throughout: a larger
+// piece's time is mostly its transfer (how a rail's bandwidth is judged is
+// the delivery rate's business, delivery_rate.h), and a piece that queued
+// behind others measures the queue.
+inline constexpr std::uint64_t kLatencySampleMaxBytes = 4096;
 
 // A degraded rail is restored only once its latency is below this fraction
 // of the degrade threshold, so a rail hovering at the threshold does not flap.

@@ -23,7 +23,7 @@
 namespace tent {
 
 struct RailQueueParams {
-    std::uint64_t bytes = 16 * 1024 * 1024;  // 0: no bound
+    std::uint64_t bytes = 4 * 1024 * 1024;  // 0: no bound
     static RailQueueParams from_config(const Config& config);
 };
 
