@@ -277,7 +277,9 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
     r.local = op.local + chunk.offset;
     r.length = chunk.length;
     if (auto reg = registry_.find_local(r.local, r.length)) {
-        if (slot.provider < reg->keys.size() && slot.rail.local_entry < reg->keys[slot.provider].lkeys.size())
+        if (slot.rail.rail->kind() == TransportKind::Tcp)
+            r.lkey = reg->handle.tcp_key;  // looked up again before a read's data lands
+        else if (slot.provider < reg->keys.size() && slot.rail.local_entry < reg->keys[slot.provider].lkeys.size())
             r.lkey = reg->keys[slot.provider].lkeys[slot.rail.local_entry];
     } else if (r.length > 0 && (op.type == OpType::Write || op.type == OpType::Read)) {
         // Deregistered while this piece waited in the engine (a program
@@ -363,6 +365,10 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
         slot.bytes += f.length;
         if (c.cookie == slot.solo_cookie && f.length <= kLatencySampleMaxBytes)
             monitor_->record_latency(slot.monitor_id, c.latency, now);
+    } else if (c.outcome == RailOutcome::Flushed && c.status.scope() == Scope::Caller) {
+        // The program's doing, not the rail's: a TCP rail refused to place a
+        // read into a buffer deregistered in flight (tcp_rail.h, local_gone()).
+        TENT_DEBUG("rail-refused", "%s: %s", slot.rail.rail->name().c_str(), c.status.to_string().c_str());
     } else {
         ++slot.errors;
         metrics_->error(c.status.code());

@@ -40,7 +40,10 @@ struct RailOp {
     RailOpcode opcode = RailOpcode::Write;
     void* local = nullptr;     // local buffer (inside an engine registration)
     std::uint64_t length = 0;
-    std::uint32_t lkey = 0;    // verbs: lkey of the registration on this rail's local device
+    // verbs: lkey of the registration on this rail's local device; tcp: the
+    // registration's TCP key, looked up again before a read's data is
+    // placed (0: not checked)
+    std::uint32_t lkey = 0;
     std::uint64_t remote_addr = 0;
     // Write/Read: the key the target checks -- the verbs rkey on the remote
     // device of this rail, or the registration's TCP key on a TCP rail.

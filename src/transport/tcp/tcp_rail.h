@@ -188,6 +188,7 @@ private:
         std::uint64_t length = 0;
         std::uint64_t remote_addr = 0;
         std::uint32_t rkey = 0;
+        std::uint32_t local_key = 0;  // the local registration's TCP key (RailOp::lkey), 0: unchecked
         TimePoint posted{};
         std::uint64_t order = 0; // posting order, for failing the oldest first
     };
@@ -227,6 +228,11 @@ private:
     bool handle_ack(const wire::Frame& f, const wire::Ack& a);
     bool handle_nack(const wire::Frame& f, const wire::Nack& n);
     bool handle_read_response(const wire::Frame& f, const wire::ReadResponse& r);
+    // The program deregistered the read's local buffer while it was in
+    // flight: its data must not be placed (the memory may be freed or
+    // reused). An HCA refuses it as well, once the MR is gone.
+    bool local_gone(const Pending& p) const;
+    void fail_local_gone(const Pending& p);
     bool handle_atomic(const wire::Frame& f, const wire::Atomic& a);
     bool handle_atomic_response(const wire::Frame& f, const wire::AtomicResponse& r);
     bool handle_probe_reply(const wire::ProbeReply& r);
@@ -309,7 +315,9 @@ private:
         std::uint64_t length = 0;
         std::uint8_t* dest = nullptr; // the next byte's place
         std::uint64_t left = 0;       // bytes still on the wire
-        bool refused = false;         // Write: the region went away: the rest is dropped, then a Nack
+        // The region went away: the rest is dropped, then a Write gets a
+        // Nack and a read fails (local_gone()).
+        bool refused = false;
     };
     std::optional<DirectReceive> direct_;
     // The large Write or ReadResponse at the front of buffered, when its

@@ -95,9 +95,28 @@ bool TcpRail::handle_read_response(const wire::Frame& f, const wire::ReadRespons
         return false;
     }
     pending_.erase(it);
+    if (local_gone(p)) {
+        fail_local_gone(p);
+        return true;
+    }
     std::memcpy(p.local, r.data.data(), r.data.size());
     complete(p, RailOutcome::Success, Status::ok());
     return true;
+}
+
+bool TcpRail::local_gone(const Pending& p) const {
+    if (p.local_key == 0 || p.length == 0) return false;
+    const wire::MemoryHandle* region = regions_ ? regions_(p.local_key) : nullptr;
+    const auto local = reinterpret_cast<std::uintptr_t>(p.local);
+    return !region || local < region->address || local - region->address > region->length ||
+           p.length > region->length - (local - region->address);
+}
+
+void TcpRail::fail_local_gone(const Pending& p) {
+    // The program's doing, not the path's: not counted against the rail
+    // (Flushed), and not replayed (a caller's error).
+    complete(p, RailOutcome::Flushed,
+             Status(Code::InvalidArgument, describe(p) + ": local buffer deregistered while the request was in flight"));
 }
 
 bool TcpRail::handle_atomic_response(const wire::Frame& f, const wire::AtomicResponse& r) {

@@ -9,10 +9,10 @@
 // bytes goes this way, with the same checks the buffered path makes
 // (data_codec.cpp, tcp_rail_target.cpp, tcp_rail_acks.cpp); anything else,
 // including every frame that would be refused, takes the buffered path and
-// its answers and errors. A Write's region is looked up again before every
-// read, as registrations change between progress() turns: a region gone
-// mid-frame gets the rest of the data dropped and a Nack, as a write to it
-// would have got at its start.
+// its answers and errors. A Write's region, and a read's local buffer, is
+// looked up again before every read, as registrations change between
+// progress() turns: a region gone mid-frame gets the rest of the data
+// dropped and a Nack (a Write) or the read failed, as at its start.
 #include <sys/socket.h>
 
 #include <cstring>
@@ -69,7 +69,8 @@ std::optional<TcpRail::DirectReceive> TcpRail::direct_target(std::span<const std
         d.length = load_le<std::uint32_t>(body.data() + 1);
         if (d.length + fixed != header->payload_length) return std::nullopt;
         auto it = pending_.find(header->seq);
-        if (it == pending_.end() || it->second.opcode != RailOpcode::Read || it->second.length != d.length)
+        if (it == pending_.end() || it->second.opcode != RailOpcode::Read || it->second.length != d.length ||
+            local_gone(it->second))
             return std::nullopt;
         d.dest = static_cast<std::uint8_t*>(it->second.local);
     } else {
@@ -114,6 +115,9 @@ bool TcpRail::receive_direct(bool& drained) {
     if (d.write && !d.refused) {
         const wire::MemoryHandle* region = regions_ ? regions_(d.rkey) : nullptr;
         d.refused = !region || !wire::check_remote_access(*region, d.remote_addr, d.length, wire::kAccessRemoteWrite);
+    } else if (!d.write && !d.refused) {
+        auto it = pending_.find(d.seq);
+        d.refused = it == pending_.end() || local_gone(it->second);
     }
     if (rx_.empty()) rx_.resize(kDirectMinData);
     // A refused write's data is read into the receive buffer and dropped.
@@ -144,7 +148,8 @@ void TcpRail::finish_direct() {
     if (it == pending_.end()) return;  // cannot happen: only a close removes it, and that ends the receive
     const Pending p = it->second;
     pending_.erase(it);
-    complete(p, RailOutcome::Success, Status::ok());
+    if (d.refused) fail_local_gone(p);
+    else complete(p, RailOutcome::Success, Status::ok());
 }
 
 } // namespace tent::tcp

@@ -37,7 +37,7 @@ Status TcpRail::post(const RailOp& op) {
                                                  std::to_string(op.send_header.size()) + " bytes above " +
                                                  std::to_string(kMaxSendHeaderLength));
     const TimePoint now = clock_.now();
-    Pending p{op.cookie, op.opcode, op.local, op.length, op.remote_addr, op.rkey, now, next_order_++};
+    Pending p{op.cookie, op.opcode, op.local, op.length, op.remote_addr, op.rkey, op.lkey, now, next_order_++};
     const auto* bytes = static_cast<const std::uint8_t*>(op.local);
     wire::Frame frame = frame_for(0, wire::Heartbeat{});
 
