@@ -363,7 +363,7 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
         ++slot.epoch;
         ++slot.ops;
         slot.bytes += f.length;
-        if (c.cookie == slot.solo_cookie && f.length <= kLatencySampleMaxBytes)
+        if (c.cookie == slot.solo_cookie && f.watched && f.length <= kLatencySampleMaxBytes)
             monitor_->record_latency(slot.monitor_id, c.latency, now);
     } else if (c.outcome == RailOutcome::Flushed && c.status.scope() == Scope::Caller) {
         // The program's doing, not the rail's: a TCP rail refused to place a

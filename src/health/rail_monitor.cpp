@@ -249,7 +249,7 @@ void RailMonitor::judge_slow_rails(TimePoint now) {
         rails_[id].latency.expire(now);
         medians[id] = rails_[id].latency.median(now, params_.slow_rail_min_samples);
     }
-    // A rail's peers are the other rails to the same remote peer.
+    // A rail's peers are the other rails of its kind to the same remote peer.
     std::unordered_map<std::string_view, std::vector<RailId>> by_peer;
     for (RailId id = 0; id < rails_.size(); ++id) by_peer[rails_[id].ep.remote_peer].push_back(id);
     std::vector<bool> verdict(rails_.size());
@@ -274,7 +274,7 @@ void RailMonitor::judge_slow_rails(TimePoint now) {
         std::vector<Duration> peers;
         for (RailId other : by_peer[r.ep.remote_peer]) {
             const Rail& o = rails_[other];
-            if (other != id && !o.paused && !o.degraded && !o.lossy && medians[other])
+            if (other != id && o.ep.kind == r.ep.kind && !o.paused && !o.degraded && !o.lossy && medians[other])
                 peers.push_back(*medians[other]);
         }
         auto reference = median_of(std::move(peers));

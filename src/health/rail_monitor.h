@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/transport_kind.h"
 #include "health/error_window.h"
 #include "health/probe_schedule.h"
 #include "health/rail_events.h"
@@ -50,6 +51,9 @@ struct RailEndpoints {
     // The rail's own readable name (Rail::name(): "mlx5_0:1 -> nodeb mlx5_1:1",
     // "tcp 10.0.0.1 -> 10.0.0.2:7000"), for logs; empty: built from the ends.
     std::string label;
+    // A rail is judged slow only against rails of its own kind: a TCP rail
+    // is expected to be slower than an HCA's.
+    TransportKind kind = TransportKind::Rdma;
     // label, or "mlx5_0:1 -> peer mlx5_1:1".
     std::string name() const;
 };

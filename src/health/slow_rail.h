@@ -4,9 +4,9 @@
 // Each rail keeps the latency samples (kLatencySampleMaxBytes says which
 // completions are samples) of the last slow_rail_window_secs (at most
 // kMaxLatencySamples); its latency is their median, which a few outliers
-// cannot move. Its peers are the other rails to the same remote
-// peer that are neither paused nor degraded; the reference is the median of
-// their medians.
+// cannot move. Its peers are the other rails of its kind (RDMA, TCP) to the
+// same remote peer that are neither paused nor degraded; the reference is
+// the median of their medians.
 //
 // A degraded rail takes traffic only when no healthy rail is usable, so it
 // gathers no fresh samples to be restored by. Once it has carried none for
@@ -29,11 +29,13 @@ namespace tent {
 
 inline constexpr std::size_t kMaxLatencySamples = 256;
 
-// A latency sample is the time from post to completion of a piece of at
-// most this many bytes that had its rail to itself throughout: a larger
-// piece's time is mostly its transfer (how a rail's bandwidth is judged is
-// the delivery rate's business, delivery_rate.h), and a piece that queued
-// behind others measures the queue.
+// A latency sample is the time from post to completion of a one-sided piece
+// of at most this many bytes that had its rail to itself throughout: a
+// larger piece's time is mostly its transfer (how a rail's bandwidth is
+// judged is the delivery rate's business, delivery_rate.h), a piece that
+// queued behind others measures the queue, and a message's completion
+// waits for the receiver (its posted buffers; over TCP the acknowledgement
+// that rides on its next frame).
 inline constexpr std::uint64_t kLatencySampleMaxBytes = 4096;
 
 // A degraded rail is restored only once its latency is below this fraction

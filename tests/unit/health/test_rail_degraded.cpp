@@ -102,6 +102,26 @@ Test(rail_degraded, peers_are_rails_to_the_same_remote_peer) {
     for (RailId r : {far0, far1, near0, near1}) cr_expect(m.state(r, T0 + seconds(1)) == RailState::Healthy);
 }
 
+Test(rail_degraded, peers_are_rails_of_the_same_kind) {
+    RailMonitor m(default_params());
+    // A TCP rail answers in tens of microseconds where HCAs answer in a few:
+    // it is compared with the other TCP rail, not with them.
+    RailId hca0 = m.add_rail(rail_ep("mlx5_0", 1), T0);
+    RailId hca1 = m.add_rail(rail_ep("mlx5_1", 1), T0);
+    RailEndpoints tcp_ep0 = rail_ep("10.0.0.1", 0), tcp_ep1 = rail_ep("10.0.1.1", 0);
+    tcp_ep0.kind = tcp_ep1.kind = TransportKind::Tcp;
+    RailId tcp0 = m.add_rail(tcp_ep0, T0);
+    RailId tcp1 = m.add_rail(tcp_ep1, T0);
+    feed(m, {{hca0, microseconds(3)}, {hca1, microseconds(3)}, {tcp0, microseconds(40)}, {tcp1, microseconds(45)}},
+         T0 + seconds(1));
+    for (RailId r : {hca0, hca1, tcp0, tcp1}) cr_expect(m.state(r, T0 + seconds(1)) == RailState::Healthy);
+    // Among its own kind a slow rail is still found.
+    feed(m, {{hca0, microseconds(3)}, {hca1, microseconds(3)}, {tcp0, microseconds(40)}, {tcp1, microseconds(400)}},
+         T0 + seconds(12));
+    cr_expect(m.state(tcp1, T0 + seconds(12)) == RailState::Degraded);
+    cr_expect(m.state(tcp0, T0 + seconds(12)) == RailState::Healthy);
+}
+
 Test(rail_degraded, paused_rails_are_not_a_reference_and_pause_wins) {
     FourRails f;
     for (int i = 0; i < 3; ++i) f.m.record(f.r0, RailOutcome::Timeout, T0);  // r0 paused
