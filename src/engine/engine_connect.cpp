@@ -381,7 +381,7 @@ void Engine::add_rail(Connection& conn, NewRail rail) {
         rail.rail = std::make_unique<FaultRail>(std::move(rail.rail), *faults_,
                                                 fault_state_for(faults_->seed, fault_rails_++), clock_);
     RailEndpoints ep{rail.local_device, rail.local_port, peer_name(conn), rail.remote_device, rail.remote_port,
-                     rail.rail->name(),   rail.rail->kind()};
+                     rail.rail->name(), rail.rail->kind()};
     RailSlot slot;
     slot.monitor_id = monitor_->add_rail(ep, clock_.now());
     if (monitor_names_.size() <= slot.monitor_id) monitor_names_.resize(slot.monitor_id + 1);

@@ -41,8 +41,8 @@ struct RailOp {
     void* local = nullptr;     // local buffer (inside an engine registration)
     std::uint64_t length = 0;
     // verbs: lkey of the registration on this rail's local device; tcp: the
-    // registration's TCP key, looked up again before a read's data is
-    // placed (0: not checked)
+    // registration's TCP key, looked up again before a read's data or an
+    // atomic's result is placed (0: not checked)
     std::uint32_t lkey = 0;
     std::uint64_t remote_addr = 0;
     // Write/Read: the key the target checks -- the verbs rkey on the remote

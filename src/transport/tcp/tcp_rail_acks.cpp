@@ -133,6 +133,10 @@ bool TcpRail::handle_atomic_response(const wire::Frame& f, const wire::AtomicRes
                         describe(p) + " refused by the peer: " + wire::wire_status_name(r.status)));
         return true;
     }
+    if (local_gone(p)) {
+        fail_local_gone(p);
+        return true;
+    }
     std::memcpy(p.local, &r.original, sizeof r.original);
     complete(p, RailOutcome::Success, Status::ok());
     return true;
