@@ -286,7 +286,7 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
         // that tears down with work outstanding): no rail touches the
         // memory now. The request fails; the rail is not to blame.
         if (op.error.is_ok())
-            op.error = Status(Code::InvalidArgument, "local buffer deregistered while the request was in flight");
+            op.error = Status(Code::InvalidArgument, kLocalBufferDeregistered);
         return;
     }
     if (op.type == OpType::Send) {

@@ -22,6 +22,11 @@
 
 namespace tent {
 
+// Why a piece failed whose local buffer the program deregistered while the
+// request was in flight: a caller's error, never a rail's (the engine and a
+// TCP rail both refuse to touch such memory).
+inline constexpr const char* kLocalBufferDeregistered = "local buffer deregistered while the request was in flight";
+
 enum class RailOpcode : std::uint8_t {
     Write,  // one-sided: local -> remote_addr
     Read,   // one-sided: remote_addr -> local

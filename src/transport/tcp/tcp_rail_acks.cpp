@@ -107,16 +107,15 @@ bool TcpRail::handle_read_response(const wire::Frame& f, const wire::ReadRespons
 bool TcpRail::local_gone(const Pending& p) const {
     if (p.local_key == 0 || p.length == 0) return false;
     const wire::MemoryHandle* region = regions_ ? regions_(p.local_key) : nullptr;
-    const auto local = reinterpret_cast<std::uintptr_t>(p.local);
-    return !region || local < region->address || local - region->address > region->length ||
-           p.length > region->length - (local - region->address);
+    // No access right asked: only whether the range is still inside it.
+    return !region || !wire::check_remote_access(*region, reinterpret_cast<std::uintptr_t>(p.local), p.length, 0);
 }
 
 void TcpRail::fail_local_gone(const Pending& p) {
     // The program's doing, not the path's: not counted against the rail
     // (Flushed), and not replayed (a caller's error).
     complete(p, RailOutcome::Flushed,
-             Status(Code::InvalidArgument, describe(p) + ": local buffer deregistered while the request was in flight"));
+             Status(Code::InvalidArgument, describe(p) + ": " + kLocalBufferDeregistered));
 }
 
 bool TcpRail::handle_atomic_response(const wire::Frame& f, const wire::AtomicResponse& r) {
