@@ -11,6 +11,7 @@
 
 #include "activation.h"
 #include "common/log.h"
+#include "common/signal_free_thread.h"
 #include "common/unique_fd.h"
 #include "engine_address.h"
 #include "rendezvous_tcp.h"
@@ -37,6 +38,15 @@ socklen_t abstract_address(const std::string& name, sockaddr_un* out) {
 // could leave the ends disagreeing. A side that gives up closes the socket,
 // so the other sees it and gives up too.
 constexpr auto kExchangeBound = std::chrono::seconds(15);
+
+// The caller's verdict ("K": carried by tent) is the exchange's last word:
+// once the owner has sent its hello, it waits for that verdict as long as
+// the caller may take to give it (the rest of its exchange, then its tent
+// connect), so that it never gives up on a caller that went on. A caller
+// that gives up says "N" or closes the socket.
+Clock::time_point verdict_deadline() {
+    return Clock::now() + kExchangeBound + std::chrono::milliseconds(connect_timeout_ms());
+}
 
 // How long a process waiting for its own peer gives a network caller to say
 // whom it wants (it sends that at once) before hanging up on it.
@@ -160,7 +170,8 @@ void serve_exchange(const std::shared_ptr<ShadowQp>& q, RendezvousChannel& ch, c
         ch.send("N");
         return become_plain(q, "the peer's tent did not agree");
     }
-    if (!ch.send(mine) || ch.receive(bound) != "K") return become_plain(q, "the peer's tent did not agree");
+    if (!ch.send(mine) || ch.receive(verdict_deadline()) != "K")
+        return become_plain(q, "the peer's tent did not agree");
     become_tent(q, peer_handle, peer_token);
 }
 
@@ -254,7 +265,7 @@ std::string rendezvous_name(const ibv_gid& gid, std::uint32_t qpn) {
 }
 
 void start_discovery(std::shared_ptr<ShadowQp> q, std::string self_name, std::string peer_name, int timeout_ms) {
-    std::thread(run, std::move(q), std::move(self_name), std::move(peer_name), timeout_ms).detach();
+    signal_free_thread(run, std::move(q), std::move(self_name), std::move(peer_name), timeout_ms).detach();
 }
 
 } // namespace tent::interpose

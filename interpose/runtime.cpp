@@ -18,6 +18,7 @@
 #include "async_events.h"
 #include "channel.h"
 #include "common/log.h"
+#include "common/signal_free_thread.h"
 #include "context_table.h"
 #include "discovery.h"
 #include "engine_address.h"
@@ -799,7 +800,7 @@ tent_engine_t* engine() {
         // Never destroyed: a static std::thread still joinable at exit
         // would terminate a forked child, which has no such thread to
         // join; the parent joins it in shut_down().
-        g_harvester = new std::thread(harvest);
+        g_harvester = new std::thread(signal_free_thread(harvest));
         g_engine_pid = getpid();
         std::atexit(shut_down);
     });
@@ -849,7 +850,7 @@ void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr) {
     static std::once_flag early;
     std::call_once(early, [qp] {
         if (ibv_gid gid{}; ibv_query_gid(qp->context, 1, 0, &gid) == 0) note_own_gid(gid);
-        std::thread([] { engine(); }).detach();
+        signal_free_thread([] { engine(); }).detach();
     });
     auto q = std::make_shared<ShadowQp>();
     q->qp = qp;

@@ -16,6 +16,7 @@ namespace {
 // Set from the configuration, or the knob table's default if it is invalid.
 std::atomic<int> g_discovery_ms{0};
 std::atomic<int> g_rendezvous_port{0};
+std::atomic<int> g_connect_timeout_ms{0};
 std::atomic<bool> g_control_auto{true};
 
 int default_of(Knob k) { return std::atoi(std::string(knob_spec(k).default_text).c_str()); }
@@ -31,6 +32,11 @@ int rendezvous_port() {
     return g_rendezvous_port.load();
 }
 
+int connect_timeout_ms() {
+    ensure_configured();
+    return g_connect_timeout_ms.load();
+}
+
 int discovery_timeout_ms() {
     ensure_configured();
     return g_discovery_ms.load();
@@ -44,11 +50,13 @@ void ensure_configured() {
             TENT_ERROR("config-invalid", "interposer keeps the defaults: %s", loaded.error_text().c_str());
             g_discovery_ms = default_of(Knob::InterposeDiscoveryMs);
             g_rendezvous_port = default_of(Knob::InterposeRendezvousPort);
+            g_connect_timeout_ms = default_of(Knob::ConnectTimeoutMs);
             return;
         }
         (void)configure_logging(loaded.config);
         g_discovery_ms = static_cast<int>(loaded.config.get_int(Knob::InterposeDiscoveryMs));
         g_rendezvous_port = static_cast<int>(loaded.config.get_int(Knob::InterposeRendezvousPort));
+        g_connect_timeout_ms = static_cast<int>(loaded.config.get_int(Knob::ConnectTimeoutMs));
         g_control_auto = loaded.config.get_string(Knob::ControlAddress) == "auto";
     });
 }

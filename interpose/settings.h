@@ -12,6 +12,9 @@ void ensure_configured();
 // interpose_discovery_ms (tent.conf(5)).
 int discovery_timeout_ms();
 
+// connect_timeout_ms (tent.conf(5)): how long a tent connect may block.
+int connect_timeout_ms();
+
 // interpose_rendezvous_port (tent.conf(5)); 0: peers on this host only.
 int rendezvous_port();
 

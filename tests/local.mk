@@ -82,6 +82,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_engine_loopback \
 	tests/unit/engine/test_capi \
 	tests/unit/engine/test_wait \
+	tests/unit/engine/test_signals \
 	tests/unit/engine/test_capi_embed \
 	tests/unit/engine/test_many_peers \
 	tests/unit/tcp/test_silence_detector \
@@ -144,6 +145,8 @@ tests_unit_engine_test_capi_SOURCES = tests/unit/engine/test_capi.c
 tests_unit_engine_test_capi_LDADD = libtent.la $(CRITERION_LIBS)
 tests_unit_engine_test_wait_SOURCES = tests/unit/engine/test_wait.c
 tests_unit_engine_test_wait_LDADD = libtent.la $(CRITERION_LIBS)
+tests_unit_engine_test_signals_SOURCES = tests/unit/engine/test_signals.c
+tests_unit_engine_test_signals_LDADD = libtent.la $(CRITERION_LIBS)
 # The embedding calls (knob table, overrides), from C.
 tests_unit_engine_test_capi_embed_SOURCES = tests/unit/engine/test_capi_embed.c
 tests_unit_engine_test_capi_embed_LDADD = libtent.la $(CRITERION_LIBS)

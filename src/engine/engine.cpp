@@ -9,6 +9,7 @@
 
 #include "common/crash_reporter.h"
 #include "common/log.h"
+#include "common/signal_free_thread.h"
 #include "config/log_setup.h"
 #include "engine/connection.h"
 #include "engine/job_key.h"
@@ -173,7 +174,7 @@ Status Engine::start() {
     auto bytes = wire::encode_frame(frame);
     if (!bytes) return bytes.status();
     blob_bytes_ = std::move(*bytes);
-    thread_ = std::thread([this] { run(); });
+    thread_ = signal_free_thread([this] { run(); });
     TENT_DEBUG("engine-start", "engine %016llx listening on %s", static_cast<unsigned long long>(blob_.engine_id),
                tcp_address_text(addr).c_str());
     return Status::ok();
