@@ -1034,10 +1034,14 @@ int take_queued(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
 int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
     *provider = true;
     int n = take_queued(cq, max, wc, provider);
-    if (n != 0 || !g_engine) return std::max(n, 0);
-    // Nothing queued for a CQ tent feeds: drive tent on this thread (a
-    // turn, unless another thread runs one) and settle what it completed.
+    if (n < 0 || !g_engine) return std::max(n, 0);
+    // Every poll of a CQ tent feeds is the program looking, also one that
+    // finds completions the harvester queued: else a harvester that took
+    // over while the program was away would keep competing with it.
     g_program_poll_ns.store(steady_ns(), std::memory_order_relaxed);
+    if (n > 0) return n;
+    // Nothing queued: drive tent on this thread (a turn, unless another
+    // thread runs one) and settle what it completed.
     TentScope scope;
     tent_completion_t c[64];
     int done = tent_poll(g_engine, c, 64);
