@@ -121,6 +121,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_engine_tcp_heal \
 	tests/unit/engine/test_tcp_read_pieces \
 	tests/unit/engine/test_tcp_deregistered_read \
+	tests/unit/engine/test_tcp_deregistered_write \
 	tests/unit/engine/test_departed_rail \
 	tests/unit/engine/test_connection_pairing \
 	tests/unit/engine/test_quiet_rail_look \

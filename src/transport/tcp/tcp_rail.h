@@ -191,6 +191,9 @@ private:
         std::uint32_t local_key = 0;  // the local registration's TCP key (RailOp::lkey), 0: unchecked
         TimePoint posted{};
         std::uint64_t order = 0; // posting order, for failing the oldest first
+        // Its buffer was deregistered before all its data was sent: zeros
+        // went in its place (withhold_gone_data), and it fails when acked.
+        bool data_withheld = false;
     };
 
     TcpRail(UniqueFd fd, TcpRailIdentity identity, TcpRailParams params, RegionLookup regions, const Clock& clock,
@@ -202,7 +205,10 @@ private:
     void take_accepted_socket();
 
     Status queue_frame(const wire::Frame& frame);
-    void queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail, bool ok_ack = false);
+    // TAIL_KEY: the registration TAIL lies in (0: not checked), SEQ: the
+    // frame's op (pending_), for withhold_gone_data.
+    void queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail, bool ok_ack = false,
+                     std::uint32_t tail_key = 0, std::uint64_t seq = 0);
     // Sends what is queued as far as the socket takes it now. An error
     // closes the rail with a warning, unless leaving: the engine is going
     // away, and a peer that left first is no fault.
@@ -280,8 +286,19 @@ private:
     struct TxFrame {
         std::vector<std::uint8_t> head;
         std::span<const std::uint8_t> tail;
+        std::uint32_t tail_key = 0;
+        std::uint64_t seq = 0;
+        std::vector<std::uint8_t> filler;  // zeros standing in for a deregistered tail
         std::size_t size() const { return head.size() + tail.size(); }
     };
+    // The program deregistered the buffer of a write whose frame is
+    // queued, maybe partly sent: the frame's header has promised
+    // its bytes, and the memory may be unmapped (sendmsg would fail with
+    // EFAULT and close the rail) or reused (the program's new bytes would
+    // land at the target). Zeros go in its place, and the op fails as the
+    // program's doing; a write that fails on an HCA leaves its target range
+    // undefined too.
+    void withhold_gone_data(TxFrame& frame);
     // Outgoing frames; the front one may be partly sent.
     std::deque<TxFrame> tx_;
     std::size_t tx_front_sent_ = 0;

@@ -50,7 +50,9 @@ bool TcpRail::handle_ack(const wire::Frame& f, const wire::Ack& a) {
             ++it;
             continue;
         }
-        if (it->first == f.seq && a.status != wire::WireStatus::Ok)
+        if (it->second.data_withheld)
+            fail_local_gone(it->second);
+        else if (it->first == f.seq && a.status != wire::WireStatus::Ok)
             complete(it->second, outcome_of(a.status),
                      Status(wire::wire_status_code(a.status),
                             describe(it->second) + " failed at the peer: " + wire::wire_status_name(a.status)));
@@ -68,9 +70,12 @@ bool TcpRail::handle_nack(const wire::Frame& f, const wire::Nack& n) {
                      std::to_string(f.seq) + ", which does not match an outstanding op");
         return false;
     }
-    complete(it->second, outcome_of(n.error),
-             Status(wire::wire_status_code(n.error),
-                    describe(it->second) + " refused by the peer: " + wire::wire_status_name(n.error)));
+    if (it->second.data_withheld)
+        fail_local_gone(it->second);
+    else
+        complete(it->second, outcome_of(n.error),
+                 Status(wire::wire_status_code(n.error),
+                        describe(it->second) + " refused by the peer: " + wire::wire_status_name(n.error)));
     pending_.erase(it);
     return true;
 }

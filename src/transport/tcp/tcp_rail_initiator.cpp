@@ -92,7 +92,11 @@ Status TcpRail::post(const RailOp& op) {
         } else {
             auto head = encode_data_frame_prefix(frame, op.length);
             if (!head) return Status(Code::InvalidArgument, "tcp rail " + identity_.name + ": " + head.status().message());
-            queue_bytes(std::move(*head), std::span<const std::uint8_t>(bytes, op.length));
+            // A write's data is looked up again as it goes (withhold_gone_data);
+            // a message's is not: zeros delivered as a message would be data
+            // the program never sent.
+            queue_bytes(std::move(*head), std::span<const std::uint8_t>(bytes, op.length), false,
+                        op.opcode == RailOpcode::Write ? op.lkey : 0, next_seq_);
         }
         pending_.emplace(next_seq_++, p);
     }
@@ -117,17 +121,34 @@ Status TcpRail::queue_frame(const wire::Frame& frame) {
     return Status::ok();
 }
 
-void TcpRail::queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail, bool ok_ack) {
+void TcpRail::queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail, bool ok_ack,
+                          std::uint32_t tail_key, std::uint64_t seq) {
     if (ok_ack && !tx_.empty() && tx_acks_only_ && tx_front_sent_ == 0) {
         // Acks are cumulative: this one says all the queued one said.
         tx_bytes_ += head.size();
         tx_bytes_ -= tx_.back().size();
-        tx_.back() = TxFrame{std::move(head), tail};
+        tx_.back() = TxFrame{std::move(head), tail, 0, 0, {}};
         return;
     }
     tx_acks_only_ = ok_ack && (tx_.empty() || tx_acks_only_);
     tx_bytes_ += head.size() + tail.size();
-    tx_.push_back(TxFrame{std::move(head), tail});
+    tx_.push_back(TxFrame{std::move(head), tail, tail.empty() ? 0 : tail_key, seq, {}});
+}
+
+void TcpRail::withhold_gone_data(TxFrame& frame) {
+    auto it = pending_.find(frame.seq);
+    frame.tail_key = 0;  // looked at once: zeros need no second look
+    if (it == pending_.end()) return;
+    Pending& p = it->second;
+    const wire::MemoryHandle* region = regions_ ? regions_(p.local_key) : nullptr;
+    if (region && wire::check_remote_access(*region, reinterpret_cast<std::uintptr_t>(frame.tail.data()),
+                                            frame.tail.size(), 0)) {
+        frame.tail_key = p.local_key;  // still registered: looked at again before its next bytes go
+        return;
+    }
+    frame.filler.assign(frame.tail.size(), 0);
+    frame.tail = frame.filler;
+    p.data_withheld = true;
 }
 
 // An Ack alone waits one turn (or until the next post): the application
@@ -154,6 +175,9 @@ void TcpRail::flush(bool leaving) {
         };
         std::size_t skip = tx_front_sent_;
         for (auto it = tx_.begin(); it != tx_.end() && count + 2 <= kMaxIov; ++it, skip = 0) {
+            // The engine never deregisters while a rail sends: looked at
+            // here, a buffer stays registered until sendmsg has copied it.
+            if (it->tail_key != 0) withhold_gone_data(*it);
             if (skip < it->head.size()) {
                 add(it->head.data() + skip, it->head.size() - skip);
                 add(it->tail.data(), it->tail.size());
