@@ -956,29 +956,43 @@ void become_tent(const std::shared_ptr<ShadowQp>& q, tent_peer_t* peer, std::uin
     }
 }
 
-void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why) {
-    const ProviderOps* ops = provider_ops(q->qp->context);
-    std::lock_guard post(q->post_mutex);
-    std::deque<HeldRecv> recvs;
-    std::vector<HeldSend> sends;
-    {
-        State& s = state();
-        std::lock_guard lock(s.mu);
-        q->mode = QpMode::Plain;
-        recvs.swap(q->recvs);
-        sends.swap(q->held_sends);
-    }
-    TENT_INFO("interpose-plain", "interposer: qp 0x%x passes through: %s", q->qp->qp_num, why);
-    if (q->srq) srq_goes_plain(q->srq->srq);
-    if (!ops) return;
+namespace {
+
+// Hands held receives to the adapter (state mutex held: a receive the
+// program posts meanwhile, which goes to the adapter once it sees the
+// queue plain, must not overtake them; the provider's own entry points do
+// not come back into the interposer).
+template <typename Post>
+void repost_receives(std::deque<HeldRecv>& recvs, Post post) {
     for (auto& r : recvs) {
         ibv_recv_wr wr{};
         wr.wr_id = r.wr_id;
         wr.sg_list = r.sge();
         wr.num_sge = r.num_sge;
         ibv_recv_wr* bad = nullptr;
-        ops->post_recv(q->qp, &wr, &bad);
+        post(&wr, &bad);
     }
+}
+
+} // namespace
+
+void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why) {
+    const ProviderOps* ops = provider_ops(q->qp->context);
+    std::lock_guard post(q->post_mutex);
+    std::vector<HeldSend> sends;
+    {
+        State& s = state();
+        std::lock_guard lock(s.mu);
+        q->mode = QpMode::Plain;
+        std::deque<HeldRecv> recvs;
+        recvs.swap(q->recvs);
+        if (ops)
+            repost_receives(recvs, [&](ibv_recv_wr* wr, ibv_recv_wr** bad) { return ops->post_recv(q->qp, wr, bad); });
+        sends.swap(q->held_sends);
+    }
+    TENT_INFO("interpose-plain", "interposer: qp 0x%x passes through: %s", q->qp->qp_num, why);
+    if (q->srq) srq_goes_plain(q->srq->srq);
+    if (!ops) return;
     for (auto& h : sends) {
         h.wr.sg_list = h.sge.data();
         h.wr.next = nullptr;
@@ -1108,7 +1122,7 @@ int shadow_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 }
 
 void srq_goes_plain(ibv_srq* srq) {
-    std::deque<HeldRecv> recvs;
+    const ProviderOps* ops = provider_ops(srq->context);
     std::uint32_t limit = 0;
     {
         State& s = state();
@@ -1116,21 +1130,15 @@ void srq_goes_plain(ibv_srq* srq) {
         std::shared_ptr<ShadowSrq> shadow = shadow_srq(s, srq);
         if (shadow->plain) return;
         shadow->plain = true;
+        std::deque<HeldRecv> recvs;
         recvs.swap(shadow->recvs);
         limit = shadow->limit;
+        if (ops && ops->post_srq_recv)
+            repost_receives(recvs, [&](ibv_recv_wr* wr, ibv_recv_wr** bad) { return ops->post_srq_recv(srq, wr, bad); });
     }
     TENT_INFO("interpose-plain", "interposer: a queue pair on a shared receive queue passes through: so does the "
               "queue");
-    const ProviderOps* ops = provider_ops(srq->context);
     if (!ops || !ops->post_srq_recv) return;
-    for (auto& r : recvs) {
-        ibv_recv_wr wr{};
-        wr.wr_id = r.wr_id;
-        wr.sg_list = r.sge();
-        wr.num_sge = r.num_sge;
-        ibv_recv_wr* bad = nullptr;
-        ops->post_srq_recv(srq, &wr, &bad);
-    }
     // A limit the program armed goes with its receives to the adapter.
     if (limit) {
         ibv_srq_attr attr{};
