@@ -16,9 +16,10 @@ require_simverbs
 export TENT_LOG_LEVEL=warn
 
 port=$(free_port)
-start_bg server 60 "$SV_RUN" -- ib_write_bw --use_old_post_send -x 0 -F -D 30 -p "$port"
+# Iterations enough to outlast the kill, not -D (tent-run(1), BUGS).
+start_bg server 60 "$SV_RUN" -- ib_write_bw --use_old_post_send -x 0 -F -n 1000000 -p "$port"
 wait_port "$port" 10 || { show_log server; fail "server did not listen"; }
-start_bg client 60 "$SV_RUN" -- ib_write_bw --use_old_post_send -x 0 -F -D 30 -p "$port" 127.0.0.1
+start_bg client 60 "$SV_RUN" -- ib_write_bw --use_old_post_send -x 0 -F -n 1000000 -p "$port" 127.0.0.1
 client_t=$sv_last
 spid=$(pid_of server)
 cpid=$(pid_of client)
