@@ -89,7 +89,7 @@ static void check(const uint8_t *p, size_t n, unsigned seed, const char *what) {
 }
 
 /* The next completion, within 10 s. */
-static struct ibv_wc next_wc(void) {
+static struct ibv_wc poll_wc(void) {
     struct ibv_wc wc;
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -111,8 +111,32 @@ static struct ibv_wc check_wc(struct ibv_wc wc, enum ibv_wc_opcode op, uint64_t 
     return wc;
 }
 
+/* One CQ serves both queues, and verbs order completions only within a
+ * queue: a message the peer sends once it saw ours may complete here before
+ * our send does (its acknowledgement can travel another rail under tent).
+ * Receive completions met while waiting for a send's are kept, in arrival
+ * order, and come first from next_wc(). */
+#define HELD_MAX 64
+static struct ibv_wc held[HELD_MAX];
+static int n_held;
+
+static int is_receive(enum ibv_wc_opcode op) { return (op & IBV_WC_RECV) != 0; }
+
+static struct ibv_wc next_wc(void) {
+    if (n_held == 0) return poll_wc();
+    struct ibv_wc wc = held[0];
+    memmove(held, held + 1, (size_t)--n_held * sizeof held[0]);
+    return wc;
+}
+
 static struct ibv_wc expect_wc(enum ibv_wc_opcode op, uint64_t wr_id, const char *what) {
-    return check_wc(next_wc(), op, wr_id, what);
+    if (is_receive(op)) return check_wc(next_wc(), op, wr_id, what);
+    for (;;) {
+        struct ibv_wc wc = poll_wc();
+        if (!is_receive(wc.opcode) || wc.status != IBV_WC_SUCCESS) return check_wc(wc, op, wr_id, what);
+        if (n_held == HELD_MAX) die("%s: more than %d receive completions before it", what, HELD_MAX);
+        held[n_held++] = wc;
+    }
 }
 
 static void post_recv(unsigned slot) {
