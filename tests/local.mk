@@ -258,6 +258,7 @@ dist_check_SCRIPTS += $(SCRIPT_TESTS)
 TEST_HEADER_FILES = \
 	tests/unit/config/test_support.h \
 	tests/unit/engine/engine_pair.h \
+	tests/unit/engine/capi_pair.h \
 	tests/unit/health/health_test_util.h \
 	tests/unit/tcp/tcp_pair.h \
 	tests/unit/verbs/rail_pair.h \

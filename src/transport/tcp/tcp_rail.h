@@ -234,10 +234,10 @@ private:
     bool handle_ack(const wire::Frame& f, const wire::Ack& a);
     bool handle_nack(const wire::Frame& f, const wire::Nack& n);
     bool handle_read_response(const wire::Frame& f, const wire::ReadResponse& r);
-    // The program deregistered the local buffer of a read (or an atomic's
-    // result) while it was in flight: its data must not be placed (the
-    // memory may be freed or reused). An HCA refuses it as well, once the MR
-    // is gone.
+    // The program deregistered the local buffer of an op while it was in
+    // flight: a read's data (or an atomic's result) must not be placed,
+    // and a write's must not be sent (withhold_gone_data): the memory may
+    // be freed or reused. An HCA refuses both as well, once the MR is gone.
     bool local_gone(const Pending& p) const;
     void fail_local_gone(const Pending& p);
     bool handle_atomic(const wire::Frame& f, const wire::Atomic& a);

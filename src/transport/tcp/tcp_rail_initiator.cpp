@@ -136,19 +136,16 @@ void TcpRail::queue_bytes(std::vector<std::uint8_t> head, std::span<const std::u
 }
 
 void TcpRail::withhold_gone_data(TxFrame& frame) {
-    auto it = pending_.find(frame.seq);
-    frame.tail_key = 0;  // looked at once: zeros need no second look
-    if (it == pending_.end()) return;
-    Pending& p = it->second;
-    const wire::MemoryHandle* region = regions_ ? regions_(p.local_key) : nullptr;
-    if (region && wire::check_remote_access(*region, reinterpret_cast<std::uintptr_t>(frame.tail.data()),
-                                            frame.tail.size(), 0)) {
-        frame.tail_key = p.local_key;  // still registered: looked at again before its next bytes go
+    auto it = pending_.find(frame.seq);  // the write whose data is the frame's tail
+    if (it == pending_.end()) {
+        frame.tail_key = 0;
         return;
     }
+    if (!local_gone(it->second)) return;  // still registered: looked at again before its next bytes go
     frame.filler.assign(frame.tail.size(), 0);
     frame.tail = frame.filler;
-    p.data_withheld = true;
+    frame.tail_key = 0;  // zeros need no second look
+    it->second.data_withheld = true;
 }
 
 // An Ack alone waits one turn (or until the next post): the application

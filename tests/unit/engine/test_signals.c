@@ -10,26 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capi_pair.h"
 #include "tent/tent.h"
 
 static void setup(void) { setenv("TENT_CONTROL_ADDRESS", "127.0.0.1", 1); }
 
 TestSuite(signals, .init = setup, .timeout = 60);
-
-/* Two connected engines moving messages: their threads are running. */
-struct pair {
-    tent_engine_t *a, *b;
-    tent_peer_t *peer;
-};
-
-static void make_pair(struct pair *p) {
-    cr_assert_eq(tent_engine_create(NULL, &p->a), TENT_OK);
-    cr_assert_eq(tent_engine_create(NULL, &p->b), TENT_OK);
-    const void *blob;
-    size_t blob_len;
-    cr_assert_eq(tent_engine_address(p->b, &blob, &blob_len), TENT_OK);
-    cr_assert_eq(tent_connect(p->a, blob, blob_len, &p->peer), TENT_OK);
-}
 
 static char message[256];
 
@@ -66,6 +52,5 @@ Test(signals, a_signal_the_program_blocked_after_tent_started_waits_for_its_sigw
         struct timespec two_s = {2, 0};
         cr_assert_eq(sigtimedwait(&set, NULL, &two_s), SIGUSR1, "round %d: the signal did not reach sigwait", round);
     }
-    cr_assert_eq(tent_engine_destroy(p.a), TENT_OK);
-    cr_assert_eq(tent_engine_destroy(p.b), TENT_OK);
+    destroy_pair(&p);
 }

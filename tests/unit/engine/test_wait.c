@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "capi_pair.h"
 #include "tent/tent.h"
 
 static void setup(void) { setenv("TENT_CONTROL_ADDRESS", "127.0.0.1", 1); }
@@ -16,25 +17,6 @@ static double now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-struct pair {
-    tent_engine_t *a, *b;
-    tent_peer_t *peer;  /* a's connection to b */
-};
-
-static void make_pair(struct pair *p) {
-    cr_assert_eq(tent_engine_create(NULL, &p->a), TENT_OK);
-    cr_assert_eq(tent_engine_create(NULL, &p->b), TENT_OK);
-    const void *blob;
-    size_t blob_len;
-    cr_assert_eq(tent_engine_address(p->b, &blob, &blob_len), TENT_OK);
-    cr_assert_eq(tent_connect(p->a, blob, blob_len, &p->peer), TENT_OK);
-}
-
-static void destroy_pair(struct pair *p) {
-    cr_assert_eq(tent_engine_destroy(p->a), TENT_OK);
-    cr_assert_eq(tent_engine_destroy(p->b), TENT_OK);
 }
 
 static char message[64] = "tent_wait";
