@@ -96,7 +96,6 @@ CRITERION_TESTS = \
 	tests/unit/tcp/test_tcp_rail_failover \
 	tests/unit/tcp/test_link_table \
 	tests/unit/tcp/test_atomic_ledger \
-	tests/unit/tcp/test_response_buffers \
 	tests/unit/tcp/test_rail_token_book \
 	tests/unit/tcp/test_auth_gate \
 	tests/engine/test_tcp_two_process \
@@ -122,6 +121,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_tcp_read_pieces \
 	tests/unit/engine/test_tcp_deregistered_read \
 	tests/unit/engine/test_tcp_deregistered_write \
+	tests/unit/engine/test_tcp_read_source_deregistered \
 	tests/unit/engine/test_departed_rail \
 	tests/unit/engine/test_connection_pairing \
 	tests/unit/engine/test_quiet_rail_look \

@@ -23,7 +23,6 @@ libtentcore_la_SOURCES += \
 	src/transport/tcp/tcp_rail_target.cpp src/transport/tcp/tcp_rail_acks.cpp src/transport/tcp/tcp_rail_timers.cpp \
 	src/transport/tcp/tcp_rail_rearm.cpp src/transport/tcp/tcp_rail_direct.cpp \
 	src/transport/tcp/atomic_ledger.h src/transport/tcp/atomic_ledger.cpp \
-	src/transport/tcp/response_buffers.h src/transport/tcp/response_buffers.cpp \
 	src/transport/tcp/control_socket.h src/transport/tcp/control_socket.cpp \
 	src/transport/tcp/link_table.h src/transport/tcp/link_table.cpp \
 	src/transport/tcp/link_watch.h src/transport/tcp/link_watch.cpp \

@@ -168,7 +168,6 @@ Result<NewRail> TcpProvider::make_rail(UniqueFd fd, std::uint64_t connection_id,
                                      SteadyClock::instance(), std::move(redial));
     if (!rail) return rail.status();
     (*rail)->use_atomic_ledger(ledger_);
-    (*rail)->use_response_buffers(response_buffers_);
     NewRail r;
     r.rail_id = info.rail_id;
     // The local device is the local address: its link events (poll_events)

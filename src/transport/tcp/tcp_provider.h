@@ -31,7 +31,6 @@
 #include "common/unique_fd.h"
 #include "transport/provider.h"
 #include "transport/tcp/atomic_ledger.h"
-#include "transport/tcp/response_buffers.h"
 #include "transport/tcp/link_table.h"
 #include "transport/tcp/link_watch.h"
 #include "transport/tcp/auth_socket.h"
@@ -78,7 +77,6 @@ private:
     // Every rail's peer atomics execute through it: exactly once per
     // connection and operation id, whichever rail carries a repeat.
     std::shared_ptr<tcp::AtomicLedger> ledger_ = std::make_shared<tcp::AtomicLedger>();
-    std::shared_ptr<tcp::ResponseBuffers> response_buffers_ = std::make_shared<tcp::ResponseBuffers>();
     std::vector<tcp::TcpListener> listeners_;
     UniqueFd epoll_;  // readable when any listener has a connection waiting, or gate_ has input
     std::shared_ptr<const JobKeyCell> keys_ = JobKeyCell::off();

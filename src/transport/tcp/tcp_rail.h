@@ -6,10 +6,11 @@
 // Probe) into an outgoing queue flushed with sendmsg (partial writes keep
 // their place); Write and Send data go from the op's buffer to the socket
 // without a copy. Each op gets a rail-local sequence number and completes
-// exactly once: Write and Send when the peer's Ack arrives, Read with its
-// ReadResponse, Probe with its ProbeReply (outcome ProbeAnswered); a Nack
-// completes it with RailOutcome::RemoteAccess and the peer's reason (or
-// RetryExceeded when the peer had no receive handler for a Send).
+// exactly once: Write and Send when the peer's Ack arrives, Read when the
+// Ack (or Nack) that follows its ReadResponse arrives, Probe with its
+// ProbeReply (outcome ProbeAnswered); a Nack completes it with
+// RailOutcome::RemoteAccess and the peer's reason (or RetryExceeded when
+// the peer had no receive handler for a Send).
 //
 // An Ack with nothing else to send waits one progress() turn (or the next
 // post, whose sendmsg then carries it): the answer to a message leaves
@@ -22,14 +23,18 @@
 // for the turn (no recv() that could only fail). The data of a large Write
 // or ReadResponse whose destination checks out goes from the socket
 // straight into its memory (tcp_rail_direct.cpp), or from the receive
-// buffer in one copy when a read took the whole frame; ReadResponse data is
-// copied (the target application may free its region meanwhile).
+// buffer in one copy when a read took the whole frame.
 //
 // Target: an incoming Write or ReadRequest is checked against the
 // registration the RegionLookup returns for its key (key, bounds, access
 // flags: wire::check_remote_access) before memory is touched; a violation
-// answers a Nack and touches nothing. An incoming Send goes to progress()'s
-// on_message callback, then is acked.
+// answers a Nack and touches nothing. A ReadResponse's data goes to the
+// socket straight from the region, without a copy, and is followed by an
+// Ack of the read; the region is looked up again before every sendmsg, and
+// when the program deregistered it meanwhile, zeros take the place of the
+// rest and a Nack (RemoteAccess) follows instead: the initiator's read
+// fails, as on an HCA whose MR went away under a read. An incoming Send
+// goes to progress()'s on_message callback, then is acked.
 //
 // Send payloads carry the op's send_header in front: u16 header length
 // (little-endian), header bytes, payload. Hence max_op_length() is the wire
@@ -80,7 +85,6 @@
 #include "common/status.h"
 #include "transport/rail.h"
 #include "transport/tcp/atomic_ledger.h"
-#include "transport/tcp/response_buffers.h"
 #include "transport/tcp/loss_detector.h"
 #include "transport/tcp/region_lookup.h"
 #include "transport/tcp/silence_detector.h"
@@ -116,11 +120,10 @@ public:
     TransportKind kind() const override { return TransportKind::Tcp; }
     const std::string& name() const override { return identity_.name; }
     std::uint64_t max_op_length() const override { return wire::kMaxDataLength - kSendHeaderReserve; }
-    // The target copies a read's data before any of it goes out (the
-    // region may be freed before the socket takes it): in short reads one
-    // is on the wire while the next is copied. NetPIPE at 1 MiB over btl
-    // tent and two TCP rails between namespaces (one read per message):
-    // 22.3 Gbit/s in 128 KiB reads, 16.5 in 256 KiB, 9.5 in one.
+    // Reads go in short pieces: when the target still copied a read's
+    // data, one piece was on the wire while the next was copied (NetPIPE at
+    // 1 MiB over btl tent and two TCP rails between namespaces: 22.3 Gbit/s
+    // in 128 KiB reads, 16.5 in 256 KiB, 9.5 in one).
     std::uint64_t max_read_length() const override { return kReadPiece; }
     static constexpr std::uint64_t kReadPiece = 128 * 1024;
     Status post(const RailOp& op) override;
@@ -147,7 +150,6 @@ public:
     void use_atomic_ledger(std::shared_ptr<AtomicLedger> ledger);
     // Where read responses get their buffers and give them back once sent
     // (the provider's, shared by its rails); without it each is allocated.
-    void use_response_buffers(std::shared_ptr<ResponseBuffers> buffers) { response_buffers_ = std::move(buffers); }
 
     bool is_open() const { return open_; }
     // Why the rail closed (ok while open).
@@ -193,7 +195,10 @@ private:
         std::uint64_t order = 0; // posting order, for failing the oldest first
         // Its buffer was deregistered before all its data was sent: zeros
         // went in its place (withhold_gone_data), and it fails when acked.
+        // A read's: its data was not placed.
         bool data_withheld = false;
+        // A read whose ReadResponse arrived: the Ack or Nack behind it completes it.
+        bool response_in = false;
     };
 
     TcpRail(UniqueFd fd, TcpRailIdentity identity, TcpRailParams params, RegionLookup regions, const Clock& clock,
@@ -209,6 +214,10 @@ private:
     // frame's op (pending_), for withhold_gone_data.
     void queue_bytes(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail, bool ok_ack = false,
                      std::uint32_t tail_key = 0, std::uint64_t seq = 0);
+    // A ReadResponse whose data (TAIL) is sent from the target region of
+    // key REGION_KEY, then the Ack of the peer's read SEQ.
+    void queue_read_response(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail,
+                             std::uint32_t region_key, std::uint64_t seq);
     // Sends what is queued as far as the socket takes it now. An error
     // closes the rail with a warning, unless leaving: the engine is going
     // away, and a peer that left first is no fault.
@@ -258,7 +267,6 @@ private:
     TcpRailParams params_;
     RegionLookup regions_;
     std::shared_ptr<AtomicLedger> ledger_;
-    std::shared_ptr<ResponseBuffers> response_buffers_;
     const Clock& clock_;
     SilenceDetector silence_;
     LossDetector loss_;
@@ -280,16 +288,19 @@ private:
     // Target state: the peer's ops must arrive in sequence.
     std::uint64_t expected_peer_seq_ = 1;
 
-    // An outgoing frame: encoded bytes, then (Write, Send) data sent
-    // straight from the op's local buffer, which the engine keeps valid
-    // until the op completes.
+    // An outgoing frame: encoded bytes, then data sent straight from
+    // memory: a Write's or Send's from the op's local buffer, which the
+    // engine keeps valid until the op completes; a ReadResponse's from the
+    // target region, followed by its trailer.
     struct TxFrame {
         std::vector<std::uint8_t> head;
         std::span<const std::uint8_t> tail;
-        std::uint32_t tail_key = 0;
-        std::uint64_t seq = 0;
-        std::vector<std::uint8_t> filler;  // zeros standing in for a deregistered tail
-        std::size_t size() const { return head.size() + tail.size(); }
+        std::uint32_t tail_key = 0;  // the registration the tail lies in; 0: not checked
+        std::uint64_t seq = 0;       // a write's own sequence, or the peer's read a response answers
+        bool answers_read = false;   // tail_key is a target region's (read access), seq the peer's read
+        std::vector<std::uint8_t> filler;   // zeros standing in for a deregistered tail
+        std::vector<std::uint8_t> trailer;  // a ReadResponse's Ack, or Nack once its data was withheld
+        std::size_t size() const { return head.size() + tail.size() + trailer.size(); }
     };
     // The program deregistered the buffer of a write whose frame is
     // queued, maybe partly sent: the frame's header has promised
@@ -297,7 +308,8 @@ private:
     // EFAULT and close the rail) or reused (the program's new bytes would
     // land at the target). Zeros go in its place, and the op fails as the
     // program's doing; a write that fails on an HCA leaves its target range
-    // undefined too.
+    // undefined too. The same for the region a ReadResponse is sent from,
+    // deregistered by the target program: the trailer becomes a Nack.
     void withhold_gone_data(TxFrame& frame);
     // Outgoing frames; the front one may be partly sent.
     std::deque<TxFrame> tx_;

@@ -39,14 +39,16 @@ RailOutcome outcome_of(wire::WireStatus s) {
 
 bool TcpRail::handle_ack(const wire::Frame& f, const wire::Ack& a) {
     auto at = pending_.find(f.seq);
-    if (at == pending_.end() || at->second.opcode == RailOpcode::Read || is_atomic(at->second.opcode)) {
-        reject_frame("ack for sequence " + std::to_string(f.seq) + ", which no write or send awaits");
+    if (at == pending_.end() || (at->second.opcode == RailOpcode::Read && !at->second.response_in) ||
+        is_atomic(at->second.opcode)) {
+        reject_frame("ack for sequence " + std::to_string(f.seq) + ", which no write, send or answered read awaits");
         return false;
     }
-    // Cumulative: every write and send up to seq was delivered; reads and
-    // atomics wait for their own response.
+    // Cumulative: every write and send up to seq was delivered; atomics and
+    // other reads wait for their own response (a read's Ack follows its
+    // ReadResponse at once).
     for (auto it = pending_.begin(); it != pending_.end() && it->first <= f.seq;) {
-        if (it->second.opcode == RailOpcode::Read || is_atomic(it->second.opcode)) {
+        if ((it->second.opcode == RailOpcode::Read && it->first != f.seq) || is_atomic(it->second.opcode)) {
             ++it;
             continue;
         }
@@ -86,12 +88,17 @@ bool TcpRail::handle_read_response(const wire::Frame& f, const wire::ReadRespons
         reject_frame("read response for sequence " + std::to_string(f.seq) + ", which no read awaits");
         return false;
     }
-    const Pending p = it->second;
+    Pending& p = it->second;
+    if (p.response_in) {
+        reject_frame("a second read response for sequence " + std::to_string(f.seq));
+        return false;
+    }
     if (r.status != wire::WireStatus::Ok) {
+        const Pending done = p;
         pending_.erase(it);
-        complete(p, outcome_of(r.status),
+        complete(done, outcome_of(r.status),
                  Status(wire::wire_status_code(r.status),
-                        describe(p) + " refused by the peer: " + wire::wire_status_name(r.status)));
+                        describe(done) + " refused by the peer: " + wire::wire_status_name(r.status)));
         return true;
     }
     if (r.data.size() != p.length) {
@@ -99,13 +106,10 @@ bool TcpRail::handle_read_response(const wire::Frame& f, const wire::ReadRespons
                      std::to_string(p.length));
         return false;
     }
-    pending_.erase(it);
-    if (local_gone(p)) {
-        fail_local_gone(p);
-        return true;
-    }
-    std::memcpy(p.local, r.data.data(), r.data.size());
-    complete(p, RailOutcome::Success, Status::ok());
+    // Complete once the Ack behind it says all of the data was the region's.
+    p.response_in = true;
+    if (local_gone(p)) p.data_withheld = true;
+    else std::memcpy(p.local, r.data.data(), r.data.size());
     return true;
 }
 

@@ -69,8 +69,8 @@ std::optional<TcpRail::DirectReceive> TcpRail::direct_target(std::span<const std
         d.length = load_le<std::uint32_t>(body.data() + 1);
         if (d.length + fixed != header->payload_length) return std::nullopt;
         auto it = pending_.find(header->seq);
-        if (it == pending_.end() || it->second.opcode != RailOpcode::Read || it->second.length != d.length ||
-            local_gone(it->second))
+        if (it == pending_.end() || it->second.opcode != RailOpcode::Read || it->second.response_in ||
+            it->second.length != d.length || local_gone(it->second))
             return std::nullopt;
         d.dest = static_cast<std::uint8_t*>(it->second.local);
     } else {
@@ -146,10 +146,9 @@ void TcpRail::finish_direct() {
     }
     auto it = pending_.find(d.seq);
     if (it == pending_.end()) return;  // cannot happen: only a close removes it, and that ends the receive
-    const Pending p = it->second;
-    pending_.erase(it);
-    if (d.refused) fail_local_gone(p);
-    else complete(p, RailOutcome::Success, Status::ok());
+    // Completed by the Ack (or Nack) that follows.
+    it->second.response_in = true;
+    it->second.data_withheld = d.refused;
 }
 
 } // namespace tent::tcp

@@ -13,6 +13,7 @@
 #include "transport/tcp/data_frame_prefix.h"
 #include "transport/tcp/tcp_rail_detail.h"
 #include "wire/frame_codec.h"
+#include "wire/memory_handle.h"
 
 namespace tent::tcp {
 
@@ -127,15 +128,44 @@ void TcpRail::queue_bytes(std::vector<std::uint8_t> head, std::span<const std::u
         // Acks are cumulative: this one says all the queued one said.
         tx_bytes_ += head.size();
         tx_bytes_ -= tx_.back().size();
-        tx_.back() = TxFrame{std::move(head), tail, 0, 0, {}};
+        tx_.back() = TxFrame{std::move(head), tail, 0, 0, false, {}, {}};
         return;
     }
     tx_acks_only_ = ok_ack && (tx_.empty() || tx_acks_only_);
     tx_bytes_ += head.size() + tail.size();
-    tx_.push_back(TxFrame{std::move(head), tail, tail.empty() ? 0 : tail_key, seq, {}});
+    tx_.push_back(TxFrame{std::move(head), tail, tail.empty() ? 0 : tail_key, seq, false, {}, {}});
+}
+
+void TcpRail::queue_read_response(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail,
+                                  std::uint32_t region_key, std::uint64_t seq) {
+    std::vector<std::uint8_t> trailer;
+    (void)wire::encode_frame(frame_for(seq, wire::Ack{wire::WireStatus::Ok}), trailer);  // an Ack always encodes
+    TxFrame frame{std::move(head), tail, tail.empty() ? 0 : region_key, seq, true, {}, std::move(trailer)};
+    tx_acks_only_ = false;
+    tx_bytes_ += frame.size();
+    tx_.push_back(std::move(frame));
 }
 
 void TcpRail::withhold_gone_data(TxFrame& frame) {
+    if (frame.answers_read) {
+        const wire::MemoryHandle* region = regions_ ? regions_(frame.tail_key) : nullptr;
+        if (region && wire::check_remote_access(*region, reinterpret_cast<std::uintptr_t>(frame.tail.data()),
+                                                frame.tail.size(), wire::kAccessRemoteRead))
+            return;  // still registered: looked at again before its next bytes go
+        TENT_DEBUG("tcp read withheld", "tcp rail %s: the region a read of sequence %llu was answered from was "
+                   "deregistered before all of it was sent: the rest goes as zeros and the read fails",
+                   identity_.name.c_str(), static_cast<unsigned long long>(frame.seq));
+        frame.filler.assign(frame.tail.size(), 0);
+        frame.tail = frame.filler;
+        frame.tail_key = 0;
+        std::vector<std::uint8_t> nack;
+        (void)wire::encode_frame(frame_for(frame.seq, wire::Nack{wire::FrameType::ReadRequest,
+                                                                 wire::WireStatus::RemoteAccess}),
+                                 nack);  // a Nack always encodes
+        tx_bytes_ = tx_bytes_ - frame.trailer.size() + nack.size();
+        frame.trailer = std::move(nack);
+        return;
+    }
     auto it = pending_.find(frame.seq);  // the write whose data is the frame's tail
     if (it == pending_.end()) {
         frame.tail_key = 0;
@@ -171,16 +201,20 @@ void TcpRail::flush(bool leaving) {
             if (size > 0) iov[count++] = iovec{const_cast<std::uint8_t*>(data), size};
         };
         std::size_t skip = tx_front_sent_;
-        for (auto it = tx_.begin(); it != tx_.end() && count + 2 <= kMaxIov; ++it, skip = 0) {
+        for (auto it = tx_.begin(); it != tx_.end() && count + 3 <= kMaxIov; ++it, skip = 0) {
             // The engine never deregisters while a rail sends: looked at
             // here, a buffer stays registered until sendmsg has copied it.
-            if (it->tail_key != 0) withhold_gone_data(*it);
-            if (skip < it->head.size()) {
-                add(it->head.data() + skip, it->head.size() - skip);
-                add(it->tail.data(), it->tail.size());
-            } else {
-                const std::size_t into_tail = skip - it->head.size();
-                add(it->tail.data() + into_tail, it->tail.size() - into_tail);
+            // Once the tail is sent, nothing of it is looked at again (and
+            // the trailer, maybe partly sent, keeps its size).
+            if (it->tail_key != 0 && skip < it->head.size() + it->tail.size()) withhold_gone_data(*it);
+            for (std::span<const std::uint8_t> part : {std::span<const std::uint8_t>(it->head), it->tail,
+                                                      std::span<const std::uint8_t>(it->trailer)}) {
+                if (skip >= part.size()) {
+                    skip -= part.size();
+                    continue;
+                }
+                add(part.data() + skip, part.size() - skip);
+                skip = 0;
             }
         }
         msghdr msg{};
@@ -207,7 +241,6 @@ void TcpRail::flush(bool leaving) {
                 break;
             }
             sent -= left;
-            if (response_buffers_) response_buffers_->give(std::move(tx_.front().head));
             tx_.pop_front();
             tx_front_sent_ = 0;
         }

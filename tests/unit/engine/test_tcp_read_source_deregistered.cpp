@@ -1,0 +1,152 @@
+// A TCP rail answers a read with data sent straight from the target
+// program's region, without a copy: a program that deregisters the region
+// while its peer's read of it is still queued may unmap or reuse that
+// memory at once. The rail looks the region up again before it hands bytes
+// to the kernel and, once the region is gone, sends zeros for the rest and
+// a Nack behind them: the read fails with a remote access error, as on an
+// HCA whose MR went away under it. No byte the target program wrote after
+// deregistering reaches the initiator, no sendmsg fails (EFAULT would close
+// the target's rails), and the rails carry the next read, every byte
+// checked.
+#include <criterion/criterion.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../../support/tcp_engine_pair.h"
+#include "engine_pair.h"
+
+using namespace tent;
+using namespace tent::test;
+
+namespace {
+
+constexpr std::size_t kLength = 32u << 20;  // many pieces, most still queued at the target when it deregisters
+
+// Small socket buffers: the target rails' queues, not the kernel, hold most
+// of the answers when the program deregisters.
+Config small_socket_config() {
+    Config c = tcp_pair_config();
+    (void)c.set(Knob::TcpSendBufferSize, "64K", api_source());
+    (void)c.set(Knob::TcpReceiveBufferSize, "64K", api_source());
+    return c;
+}
+
+// Until the first bytes of the read have landed in LOCAL (the target is
+// answering, its rails' queues full): bounded, 10 s.
+void wait_answering(const std::vector<std::uint8_t>& local, const std::vector<std::uint8_t>& remote) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < until) {
+        bool arrived = true;
+        for (std::size_t i = 0; i < 64 && arrived; ++i)
+            arrived = __atomic_load_n(&local[i], __ATOMIC_RELAXED) == remote[i];
+        if (arrived) return;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    cr_assert_fail("the target never started answering the read");
+}
+
+// The target's rails sent every answer without a sendmsg error (EFAULT
+// from an unmapped region would have closed them). The reader's rails saw a
+// remote access error, which pauses them as any other: on an HCA it takes
+// the QP down.
+void expect_target_rails_unharmed(Engine& target) {
+    for (const auto& s : target.rail_stats()) {
+        cr_expect(s.state == RailState::Healthy, "target: %s is not healthy after its program's deregistration",
+                  s.name.c_str());
+        cr_expect_eq(s.errors, 0u, "target: %s counted an error for its program's deregistration", s.name.c_str());
+    }
+}
+
+// The rails carry a whole read from REMOTE into LOCAL, every byte checked.
+void expect_next_read_whole(TcpPair& p, std::vector<std::uint8_t>& remote, std::vector<std::uint8_t>& local) {
+    fill(remote, 9);
+    std::fill(local.begin(), local.end(), 0);
+    auto rr = p.b->register_memory(remote.data(), kLength, wire::kAccessAll);
+    cr_assert(rr.is_ok());
+    const auto key = handle_bytes(**rr);
+    const auto addr = reinterpret_cast<std::uint64_t>(remote.data());
+    cr_assert(p.a->post_read(p.peer, local.data(), kLength, key, addr, with_cookie(2)).is_ok());
+    auto c = wait_completions(*p.a, 1, std::chrono::seconds(30));
+    cr_assert(c.size() == 1 && c[0].status.is_ok(), "read: %s",
+              c.empty() ? "no completion" : c[0].status.to_string().c_str());
+    for (std::size_t i = 0; i < kLength; ++i)
+        if (local[i] != remote[i]) cr_assert_fail("read: byte %zu is %u, not %u", i, local[i], remote[i]);
+}
+
+} // namespace
+
+Test(tcp_read_source_deregistered, bytes_the_target_wrote_after_deregistering_never_reach_the_reader, .timeout = 60) {
+    TcpPair p(small_socket_config());
+    std::vector<std::uint8_t> remote(kLength), original(kLength), reused(kLength), local(kLength, 0);
+    fill(original, 1);
+    fill(reused, 3);
+    remote = original;
+    auto rr = p.b->register_memory(remote.data(), kLength, wire::kAccessAll);
+    auto rl = p.a->register_memory(local.data(), kLength, wire::kAccessAll);
+    cr_assert(rr.is_ok() && rl.is_ok());
+    const auto key = handle_bytes(**rr);
+    const auto addr = reinterpret_cast<std::uint64_t>(remote.data());
+
+    cr_assert(p.a->post_read(p.peer, local.data(), kLength, key, addr, with_cookie(1)).is_ok());
+    wait_answering(local, original);
+    cr_assert(p.b->deregister_memory((*rr)->id).is_ok());
+    std::copy(reused.begin(), reused.end(), remote.begin());  // the target program reuses its memory at once
+    auto c = wait_completions(*p.a, 1, std::chrono::seconds(30));
+    cr_assert_eq(c.size(), 1u, "the read never completed");
+    cr_expect_eq(c[0].status.code(), Code::RemoteAccess, "read: %s", c[0].status.to_string().c_str());
+    // Each byte read is the region's as it was, or a zero; one that can only
+    // be the reused memory's is a leak.
+    std::size_t leaked = 0;
+    for (std::size_t i = 0; i < kLength; ++i)
+        leaked += local[i] == reused[i] && reused[i] != original[i] && reused[i] != 0;
+    cr_expect_eq(leaked, 0u, "%zu bytes the target wrote after deregistering reached the reader", leaked);
+    expect_target_rails_unharmed(*p.b);
+    expect_next_read_whole(p, remote, local);
+}
+
+Test(tcp_read_source_deregistered, a_region_unmapped_after_deregistering_fails_the_read_not_the_rails, .timeout = 60) {
+    // The target's rails heal from a failed sendmsg before the read ends:
+    // only their warning tells.
+    char log_path[] = "/tmp/tent-read-source-XXXXXX";
+    const int log_fd = mkstemp(log_path);
+    cr_assert(log_fd >= 0);
+    close(log_fd);
+    Config config = small_socket_config();
+    (void)config.set(Knob::LogLevel, "warn", api_source());
+    (void)config.set(Knob::LogDestination, log_path, api_source());
+    TcpPair p(config);
+    std::vector<std::uint8_t> original(kLength), local(kLength, 0), remote(kLength);
+    fill(original, 1);
+    void* mapped = mmap(nullptr, kLength, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(mapped != MAP_FAILED);
+    std::memcpy(mapped, original.data(), kLength);
+    auto rr = p.b->register_memory(mapped, kLength, wire::kAccessAll);
+    auto rl = p.a->register_memory(local.data(), kLength, wire::kAccessAll);
+    cr_assert(rr.is_ok() && rl.is_ok());
+    const auto key = handle_bytes(**rr);
+    const auto addr = reinterpret_cast<std::uint64_t>(mapped);
+
+    cr_assert(p.a->post_read(p.peer, local.data(), kLength, key, addr, with_cookie(1)).is_ok());
+    wait_answering(local, original);
+    cr_assert(p.b->deregister_memory((*rr)->id).is_ok());
+    cr_assert_eq(munmap(mapped, kLength), 0);  // sendmsg from here would fail with EFAULT
+    auto c = wait_completions(*p.a, 1, std::chrono::seconds(30));
+    cr_assert_eq(c.size(), 1u, "the read never completed");
+    cr_expect_eq(c[0].status.code(), Code::RemoteAccess, "read: %s", c[0].status.to_string().c_str());
+    expect_target_rails_unharmed(*p.b);
+    std::ifstream log(log_path);
+    const std::string logged((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    unlink(log_path);
+    cr_expect(logged.find("sendmsg") == std::string::npos, "a rail's sendmsg failed:\n%s", logged.c_str());
+    expect_next_read_whole(p, remote, local);
+}
