@@ -1,7 +1,8 @@
 #!/bin/bash
 # TCP rails heal over a real link (issue 22, point 4): tent-bench between
 # two network namespaces with two TCP rails on two veth pairs (a third pair
-# carries the bootstrap and the control channel). Mid-run, `ip link set
+# carries the bootstrap and the control channel), a write stream and then a
+# read stream. Mid-run, `ip link set
 # down` on the client's end of data link 1 for 2 s, then `up`: the rail
 # through it is declared dead, re-armed on a new socket once the link is
 # back (the initiator dials again, under the health layer's pause and
@@ -41,54 +42,65 @@ link1_log_since() {
     awk -v t="$1" '$1 >= t && !/tent-bench: stats / && /10\.77\.1\./' "$NS_TMP/client.err"
 }
 
-start_server
-# Long enough that the link goes down and comes back mid-run even when a
-# loaded machine is slow to start the client.
-start_client 60 -- --op write --size 64K --depth 8 --duration 14 --check --stats-interval 100 --rails "$rails"
-wait_rails_up
-wait_for 10 carried_since 0 || fail "the rail of link 1 carried nothing before the link went down"
-t_cmd=$(now)
-ip -n "$NS_C" link set "$(ifname_c 1)" down || fail "cannot take data link 1 down"
-# The client's stats show the rail of link 1 paused (at most 10 s).
-wait_for 10 link1_paused_since "$t_cmd" || fail "the rail of link 1 was not shown paused after its link went down"
-sleep 2
-b_up=$(link1_bytes)
-ip -n "$NS_C" link set "$(ifname_c 1)" up || fail "cannot bring data link 1 back"
-t_up=$(now)
-# The rail must be back well before the run ends (probes back off from
-# probe_base_ms, 1 s, doubling).
-wait_for 10 carried_since "$b_up" || fail "the rail of link 1 carried nothing within 10 s of the link coming back"
-t_back=$(now)
-echo "figure: tcp link up -> rail carrying again after $(ms_between "$t_up" "$t_back") ms (stats every 100 ms)"
-wait_pid "$client_pid" 40
-[ "$rc" -ne 124 ] || fail "the client hung"
-crc=$rc
-wait_pid "$server_pid" 10
-[ "$crc" -eq 0 ] || fail "the client exited with $crc"
-[ "$rc" -eq 0 ] || fail "the server exited with $rc"
-python3 - "$NS_TMP/client.out" <<'PY' || fail "JSON of the run with a link down and up"
+# heal_run OP SIZE: one client stream of OP (write or read) of SIZE,
+# with data link 1 taken down and brought back mid-run.
+heal_run() {
+    local op=$1 size=$2
+    start_server
+    # Long enough that the link goes down and comes back mid-run even when a
+    # loaded machine is slow to start the client.
+    start_client 60 -- --op "$op" --size "$size" --depth 8 --duration 14 --check --stats-interval 100 --rails "$rails"
+    wait_rails_up
+    wait_for 10 carried_since 0 || fail "the rail of link 1 carried nothing before the link went down"
+    t_cmd=$(now)
+    ip -n "$NS_C" link set "$(ifname_c 1)" down || fail "cannot take data link 1 down"
+    # The client's stats show the rail of link 1 paused (at most 10 s).
+    wait_for 10 link1_paused_since "$t_cmd" || fail "the rail of link 1 was not shown paused after its link went down"
+    sleep 2
+    b_up=$(link1_bytes)
+    ip -n "$NS_C" link set "$(ifname_c 1)" up || fail "cannot bring data link 1 back"
+    t_up=$(now)
+    # The rail must be back well before the run ends (probes back off from
+    # probe_base_ms, 1 s, doubling).
+    wait_for 10 carried_since "$b_up" || fail "the rail of link 1 carried nothing within 10 s of the link coming back"
+    t_back=$(now)
+    echo "$op: figure: tcp link up -> rail carrying again after $(ms_between "$t_up" "$t_back") ms (stats every 100 ms)"
+    wait_pid "$client_pid" 40
+    [ "$rc" -ne 124 ] || fail "the client hung"
+    crc=$rc
+    wait_pid "$server_pid" 10
+    [ "$crc" -eq 0 ] || fail "the client exited with $crc"
+    [ "$rc" -eq 0 ] || fail "the server exited with $rc"
+    python3 - "$NS_TMP/client.out" <<'PY' || fail "$op: JSON of the run with a link down and up"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["errors"] == 0 and r["mismatches"] == 0 and r["check"] is True, r
 assert r["ops"] > 0 and r["bytes"] == r["ops"] * r["size"], r
 print("rails at the end: " + ", ".join("%s %d B %s" % (x["name"], x["bytes"], x["state"]) for x in r["rails"]))
 PY
-# The link event, not heartbeat silence, paused the rail: the kernel's
-# report is the first line about it, and the pause names the local port.
-first=$(link1_log_since "$t_cmd" | head -n 1)
-case $first in
-*"tcp link down: local address 10.77.1.2 "*) ;;
-*) fail "the first line about link 1 after it went down is not the link event: ${first:-nothing}" ;;
-esac
-pause=$(link1_log_since "$t_cmd" | grep -m1 "rail paused")
-case $pause in
-*"(local port down"*) ;;
-*) fail "the rail of link 1 was not paused for its local link: ${pause:-no pause logged}" ;;
-esac
-silent=$(link1_log_since "$t_cmd" | grep -m1 "tcp peer silent")
-[ -z "$silent" ] || fail "the client waited for heartbeat silence on link 1: ${silent#* }"
-echo "client: ${first#* }"
-echo "client: ${pause#* }"
-grep -m1 "rail rearmed: tcp 10.77.1." "$NS_TMP/client.err" | sed 's/^[0-9.]* /client: /'
-echo "ok: $(cat "$NS_TMP/client.out")"
+    # The link event, not heartbeat silence, paused the rail: the kernel's
+    # report is the first line about it, and the pause names the local port.
+    first=$(link1_log_since "$t_cmd" | head -n 1)
+    case $first in
+    *"tcp link down: local address 10.77.1.2 "*) ;;
+    *) fail "the first line about link 1 after it went down is not the link event: ${first:-nothing}" ;;
+    esac
+    pause=$(link1_log_since "$t_cmd" | grep -m1 "rail paused")
+    case $pause in
+    *"(local port down"*) ;;
+    *) fail "the rail of link 1 was not paused for its local link: ${pause:-no pause logged}" ;;
+    esac
+    silent=$(link1_log_since "$t_cmd" | grep -m1 "tcp peer silent")
+    [ -z "$silent" ] || fail "the client waited for heartbeat silence on link 1: ${silent#* }"
+    echo "client: ${first#* }"
+    echo "client: ${pause#* }"
+    grep -m1 "rail rearmed: tcp 10.77.1." "$NS_TMP/client.err" | sed 's/^[0-9.]* /client: /'
+    echo "$op: ok: $(cat "$NS_TMP/client.out")"
+}
+
+heal_run write 64K
+# A read's answer comes from the target's region with an acknowledgement
+# behind it (tent(7), "Striping"): pieces caught by the link going down
+# move to the other rail and are answered again, every byte checked.
+heal_run read 1M
 exit 0
