@@ -33,7 +33,9 @@
 // Ack of the read; the region is looked up again before every sendmsg, and
 // when the program deregistered it meanwhile, zeros take the place of the
 // rest and a Nack (RemoteAccess) follows instead: the initiator's read
-// fails, as on an HCA whose MR went away under a read. An incoming Send
+// fails, as on an HCA whose MR went away under a read. (ASan checks a
+// sendmsg's buffers after the call, when a reader in the same process may
+// have completed and freed them: README, "Sanitizers".) An incoming Send
 // goes to progress()'s on_message callback, then is acked.
 //
 // Send payloads carry the op's send_header in front: u16 header length

@@ -202,10 +202,13 @@ void TcpRail::flush(bool leaving) {
         };
         std::size_t skip = tx_front_sent_;
         for (auto it = tx_.begin(); it != tx_.end() && count + 3 <= kMaxIov; ++it, skip = 0) {
-            // The engine never deregisters while a rail sends: looked at
-            // here, a buffer stays registered until sendmsg has copied it.
-            // Once the tail is sent, nothing of it is looked at again (and
-            // the trailer, maybe partly sent, keeps its size).
+            // Looked at just before the sendmsg that copies it. Deregistering
+            // takes only the registry's lock, not a turn's: a program thread
+            // that deregisters between this look and the call is the window
+            // left (a few microseconds; unmapped, sendmsg fails with EFAULT
+            // and the rail heals). Once the tail is sent, nothing of it is
+            // looked at again (and the trailer, maybe partly sent, keeps its
+            // size).
             if (it->tail_key != 0 && skip < it->head.size() + it->tail.size()) withhold_gone_data(*it);
             for (std::span<const std::uint8_t> part : {std::span<const std::uint8_t>(it->head), it->tail,
                                                       std::span<const std::uint8_t>(it->trailer)}) {
