@@ -50,6 +50,16 @@ inline Config tcp_pair_config() {
     return c;
 }
 
+// The same with 64K socket buffers: the rails' own queues, not the kernel,
+// then hold most of what is in flight (tests that deregister memory under
+// queued frames).
+inline Config tcp_pair_small_socket_config() {
+    Config c = tcp_pair_config();
+    (void)c.set(Knob::TcpSendBufferSize, "64K", api_source());
+    (void)c.set(Knob::TcpReceiveBufferSize, "64K", api_source());
+    return c;
+}
+
 // An engine on the default providers (the TCP rails the config names).
 inline std::unique_ptr<Engine> make_tcp_engine(const Config& config) {
     auto providers = make_default_providers(config);

@@ -150,8 +150,6 @@ public:
     // shared by its rails); without one they are refused.
     // The rail's connection keeps its results there while the rail exists.
     void use_atomic_ledger(std::shared_ptr<AtomicLedger> ledger);
-    // Where read responses get their buffers and give them back once sent
-    // (the provider's, shared by its rails); without it each is allocated.
 
     bool is_open() const { return open_; }
     // Why the rail closed (ok while open).

@@ -147,35 +147,38 @@ void TcpRail::queue_read_response(std::vector<std::uint8_t> head, std::span<cons
 }
 
 void TcpRail::withhold_gone_data(TxFrame& frame) {
+    Pending* write = nullptr;  // the write whose data is the frame's tail, unless it answers a read
+    bool gone = false;
     if (frame.answers_read) {
         const wire::MemoryHandle* region = regions_ ? regions_(frame.tail_key) : nullptr;
-        if (region && wire::check_remote_access(*region, reinterpret_cast<std::uintptr_t>(frame.tail.data()),
-                                                frame.tail.size(), wire::kAccessRemoteRead))
-            return;  // still registered: looked at again before its next bytes go
-        TENT_DEBUG("tcp read withheld", "tcp rail %s: the region a read of sequence %llu was answered from was "
-                   "deregistered before all of it was sent: the rest goes as zeros and the read fails",
-                   identity_.name.c_str(), static_cast<unsigned long long>(frame.seq));
-        frame.filler.assign(frame.tail.size(), 0);
-        frame.tail = frame.filler;
-        frame.tail_key = 0;
-        std::vector<std::uint8_t> nack;
-        (void)wire::encode_frame(frame_for(frame.seq, wire::Nack{wire::FrameType::ReadRequest,
-                                                                 wire::WireStatus::RemoteAccess}),
-                                 nack);  // a Nack always encodes
-        tx_bytes_ = tx_bytes_ - frame.trailer.size() + nack.size();
-        frame.trailer = std::move(nack);
-        return;
+        gone = !region || !wire::check_remote_access(*region, reinterpret_cast<std::uintptr_t>(frame.tail.data()),
+                                                     frame.tail.size(), wire::kAccessRemoteRead);
+    } else {
+        auto it = pending_.find(frame.seq);
+        if (it == pending_.end()) {
+            frame.tail_key = 0;
+            return;
+        }
+        write = &it->second;
+        gone = local_gone(*write);
     }
-    auto it = pending_.find(frame.seq);  // the write whose data is the frame's tail
-    if (it == pending_.end()) {
-        frame.tail_key = 0;
-        return;
-    }
-    if (!local_gone(it->second)) return;  // still registered: looked at again before its next bytes go
+    if (!gone) return;  // still registered: looked at again before its next bytes go
     frame.filler.assign(frame.tail.size(), 0);
     frame.tail = frame.filler;
     frame.tail_key = 0;  // zeros need no second look
-    it->second.data_withheld = true;
+    if (write) {
+        write->data_withheld = true;
+        return;
+    }
+    TENT_DEBUG("tcp read withheld", "tcp rail %s: the region a read of sequence %llu was answered from was "
+               "deregistered before all of it was sent: the rest goes as zeros and the read fails",
+               identity_.name.c_str(), static_cast<unsigned long long>(frame.seq));
+    std::vector<std::uint8_t> nack;
+    (void)wire::encode_frame(frame_for(frame.seq, wire::Nack{wire::FrameType::ReadRequest,
+                                                             wire::WireStatus::RemoteAccess}),
+                             nack);  // a Nack always encodes
+    tx_bytes_ = tx_bytes_ - frame.trailer.size() + nack.size();
+    frame.trailer = std::move(nack);
 }
 
 // An Ack alone waits one turn (or until the next post): the application

@@ -24,15 +24,6 @@ namespace {
 
 constexpr std::size_t kLength = 32u << 20;  // many pieces, some queued on the rails when deregistered
 
-// Small socket buffers: the rails' queues, not the kernel, hold most of
-// what was posted when the program deregisters.
-Config small_socket_config() {
-    Config c = tcp_pair_config();
-    (void)c.set(Knob::TcpSendBufferSize, "64K", api_source());
-    (void)c.set(Knob::TcpReceiveBufferSize, "64K", api_source());
-    return c;
-}
-
 void expect_rails_unblamed(Engine& e) {
     for (const auto& s : e.rail_stats()) {
         cr_expect(s.state == RailState::Healthy, "%s is not healthy after the program's deregistration", s.name.c_str());
@@ -58,7 +49,7 @@ void expect_next_write_whole(TcpPair& p, std::vector<std::uint8_t>& src, std::ve
 } // namespace
 
 Test(tcp_deregistered_write, bytes_the_program_wrote_after_deregistering_never_reach_the_target, .timeout = 60) {
-    TcpPair p(small_socket_config());
+    TcpPair p(tcp_pair_small_socket_config());
     std::vector<std::uint8_t> target(kLength), before(kLength), local(kLength), sent(kLength), reused(kLength);
     fill(before, 2);
     target = before;
@@ -88,7 +79,7 @@ Test(tcp_deregistered_write, bytes_the_program_wrote_after_deregistering_never_r
 }
 
 Test(tcp_deregistered_write, a_buffer_unmapped_after_deregistering_fails_the_write_not_the_rails, .timeout = 60) {
-    TcpPair p(small_socket_config());
+    TcpPair p(tcp_pair_small_socket_config());
     std::vector<std::uint8_t> target(kLength, 0), local(kLength);
     void* mapped = mmap(nullptr, kLength, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     cr_assert(mapped != MAP_FAILED);

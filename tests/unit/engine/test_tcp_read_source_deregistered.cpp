@@ -32,15 +32,6 @@ namespace {
 
 constexpr std::size_t kLength = 32u << 20;  // many pieces, most still queued at the target when it deregisters
 
-// Small socket buffers: the target rails' queues, not the kernel, hold most
-// of the answers when the program deregisters.
-Config small_socket_config() {
-    Config c = tcp_pair_config();
-    (void)c.set(Knob::TcpSendBufferSize, "64K", api_source());
-    (void)c.set(Knob::TcpReceiveBufferSize, "64K", api_source());
-    return c;
-}
-
 // Until the first bytes of the read have landed in LOCAL (the target is
 // answering, its rails' queues full): bounded, 10 s.
 void wait_answering(const std::vector<std::uint8_t>& local, const std::vector<std::uint8_t>& remote) {
@@ -86,7 +77,7 @@ void expect_next_read_whole(TcpPair& p, std::vector<std::uint8_t>& remote, std::
 } // namespace
 
 Test(tcp_read_source_deregistered, bytes_the_target_wrote_after_deregistering_never_reach_the_reader, .timeout = 60) {
-    TcpPair p(small_socket_config());
+    TcpPair p(tcp_pair_small_socket_config());
     std::vector<std::uint8_t> remote(kLength), original(kLength), reused(kLength), local(kLength, 0);
     fill(original, 1);
     fill(reused, 3);
@@ -121,7 +112,7 @@ Test(tcp_read_source_deregistered, a_region_unmapped_after_deregistering_fails_t
     const int log_fd = mkstemp(log_path);
     cr_assert(log_fd >= 0);
     close(log_fd);
-    Config config = small_socket_config();
+    Config config = tcp_pair_small_socket_config();
     (void)config.set(Knob::LogLevel, "warn", api_source());
     (void)config.set(Knob::LogDestination, log_path, api_source());
     TcpPair p(config);
