@@ -356,7 +356,13 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
     slot.inflight_bytes -= std::min(slot.inflight_bytes, f.length);
     auto& level_bytes = slot.inflight_by_priority[static_cast<std::size_t>(f.priority)];
     level_bytes -= std::min(level_bytes, f.length);
-    monitor_->record(slot.monitor_id, c.outcome, now);
+    // A remote access error on a rail that still works (a TCP rail's Nack:
+    // the peer's engine answered and refused the key, bounds or access) is
+    // the request's fault, not the rail's: the rail is not judged on it, or
+    // a program's few bad requests would pause every TCP rail to its peer.
+    // An HCA's access error fails its QP, so broken() tells the two apart.
+    const bool refused = c.outcome == RailOutcome::RemoteAccess && !slot.rail.rail->broken();
+    if (!refused) monitor_->record(slot.monitor_id, c.outcome, now);
     if (const auto rate = slot.delivery.completed(c.status.is_ok() ? f.length : 0, now))
         slot.ewma_bw = ewma_update(slot.ewma_bw, *rate, conn.selector->params().bandwidth);
     if (c.status.is_ok()) {
@@ -368,6 +374,9 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
     } else if (c.outcome == RailOutcome::Flushed && c.status.scope() == Scope::Caller) {
         // The program's doing, not the rail's: a TCP rail refused to place a
         // read into a buffer deregistered in flight (tcp_rail.h, local_gone()).
+        TENT_DEBUG("rail-refused", "%s: %s", slot.rail.rail->name().c_str(), c.status.to_string().c_str());
+    } else if (refused) {
+        metrics_->error(c.status.code());  // the request's error, which the program sees
         TENT_DEBUG("rail-refused", "%s: %s", slot.rail.rail->name().c_str(), c.status.to_string().c_str());
     } else {
         ++slot.errors;

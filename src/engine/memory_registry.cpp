@@ -45,6 +45,9 @@ Result<std::shared_ptr<const Registration>> MemoryRegistry::add(void* addr, std:
 Status MemoryRegistry::remove(std::uint64_t id, const std::vector<TransportProvider*>& providers) {
     std::shared_ptr<const Registration> reg;
     {
+        // Waits out a rail moving the region's bytes; every look-up after
+        // this block fails.
+        RegionUseLock::Exclusive no_rail_inside(use_lock_);
         std::lock_guard lock(mutex_);
         auto it = by_id_.find(id);
         if (it == by_id_.end()) return Status(Code::NotFound, "no registration " + std::to_string(id));

@@ -32,15 +32,19 @@ public:
     // are undone. Zero length is an error.
     Result<std::shared_ptr<const Registration>> add(void* addr, std::uint64_t length, std::uint16_t access,
                                                     const std::vector<TransportProvider*>& providers);
+    // Returns once no rail moves bytes of the region any more, and none will.
     Status remove(std::uint64_t id, const std::vector<TransportProvider*>& providers);
 
     std::optional<wire::MemoryHandle> find_by_tcp_key(std::uint32_t key) const override;
+    const RegionUseLock& use_lock() const override { return use_lock_; }
     // The registration containing [addr, addr + length), or nullptr.
     std::shared_ptr<const Registration> find_local(const void* addr, std::uint64_t length) const;
     std::size_t size() const;
 
 private:
     mutable std::mutex mutex_;
+    // Taken before mutex_ (rails hold it while they look regions up).
+    RegionUseLock use_lock_;
     std::map<std::uint64_t, std::shared_ptr<const Registration>> by_id_;
     std::map<std::uint32_t, std::shared_ptr<const Registration>> by_tcp_key_;
     std::uint64_t next_id_ = 1;

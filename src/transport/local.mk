@@ -3,6 +3,7 @@
 # own lines below.
 libtentcore_la_SOURCES += \
 	src/transport/rail.h src/transport/provider.h \
+	src/transport/region_use_lock.h src/transport/region_use_lock.cpp \
 	src/transport/fault/fault_params.h src/transport/fault/fault_params.cpp \
 	src/transport/fault/fault_decision.h src/transport/fault/fault_decision.cpp \
 	src/transport/fault/fault_rail.h src/transport/fault/fault_rail.cpp

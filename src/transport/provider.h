@@ -31,6 +31,7 @@
 #include "common/status.h"
 #include "health/rail_monitor.h"
 #include "transport/rail.h"
+#include "transport/region_use_lock.h"
 #include "common/transport_kind.h"
 #include "wire/address_blob.h"
 #include "wire/auth_handshake.h"
@@ -47,6 +48,9 @@ class RegionLookup {
 public:
     virtual ~RegionLookup() = default;
     virtual std::optional<wire::MemoryHandle> find_by_tcp_key(std::uint32_t key) const = 0;
+    // Held shared by a rail from a look-up until the bytes it checked have
+    // moved; deregistration waits for it (region_use_lock.h).
+    virtual const RegionUseLock& use_lock() const = 0;
 };
 
 // What a provider contributes to one registration.

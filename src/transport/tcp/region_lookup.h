@@ -3,7 +3,8 @@
 // names in a Write or ReadRequest to the registered region. nullptr means
 // no such key (the access is refused, exactly as a bad rkey on an HCA).
 // The returned handle must stay valid until the rail's current progress()
-// returns; the engine must not deregister concurrently with progress().
+// returns (it is the rail's own copy); that the region stays registered
+// while its bytes move is the region use lock's work (region_use_lock.h).
 #pragma once
 
 #include <cstdint>

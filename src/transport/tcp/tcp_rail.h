@@ -33,7 +33,10 @@
 // Ack of the read; the region is looked up again before every sendmsg, and
 // when the program deregistered it meanwhile, zeros take the place of the
 // rest and a Nack (RemoteAccess) follows instead: the initiator's read
-// fails, as on an HCA whose MR went away under a read. (ASan checks a
+// fails, as on an HCA whose MR went away under a read. Every look-up and the
+// copy it allows (sendmsg, recv, memcpy) happen under the registry's region
+// use lock (guard_regions_with), so once deregistration returns no byte of
+// the region moves. (ASan checks a
 // sendmsg's buffers after the call, when a reader in the same process may
 // have completed and freed them: README, "Sanitizers".) An incoming Send
 // goes to progress()'s on_message callback, then is acked.
@@ -86,6 +89,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "transport/rail.h"
+#include "transport/region_use_lock.h"
 #include "transport/tcp/atomic_ledger.h"
 #include "transport/tcp/loss_detector.h"
 #include "transport/tcp/region_lookup.h"
@@ -150,6 +154,10 @@ public:
     // shared by its rails); without one they are refused.
     // The rail's connection keeps its results there while the rail exists.
     void use_atomic_ledger(std::shared_ptr<AtomicLedger> ledger);
+    // Held shared while the rail looks a region up and moves its bytes
+    // (sendmsg, recv, a copy), so that a deregistration waits for it; none:
+    // the caller keeps its regions registered while the rail runs.
+    void guard_regions_with(const RegionUseLock* lock) { region_lock_ = lock; }
 
     bool is_open() const { return open_; }
     // Why the rail closed (ok while open).
@@ -266,6 +274,7 @@ private:
     TcpRailIdentity identity_;
     TcpRailParams params_;
     RegionLookup regions_;
+    const RegionUseLock* region_lock_ = nullptr;
     std::shared_ptr<AtomicLedger> ledger_;
     const Clock& clock_;
     SilenceDetector silence_;

@@ -196,6 +196,7 @@ void TcpRail::flush_answers() {
 }
 
 void TcpRail::flush(bool leaving) {
+    RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
     if (!fd_.valid()) return;  // re-armed, waiting for the peer's new socket
     for (int round = 0; round < kMaxSendsPerProgress && open_ && !tx_.empty(); ++round) {
         iovec iov[kMaxIov];
@@ -205,13 +206,11 @@ void TcpRail::flush(bool leaving) {
         };
         std::size_t skip = tx_front_sent_;
         for (auto it = tx_.begin(); it != tx_.end() && count + 3 <= kMaxIov; ++it, skip = 0) {
-            // Looked at just before the sendmsg that copies it. Deregistering
-            // takes only the registry's lock, not a turn's: a program thread
-            // that deregisters between this look and the call is the window
-            // left (a few microseconds; unmapped, sendmsg fails with EFAULT
-            // and the rail heals). Once the tail is sent, nothing of it is
-            // looked at again (and the trailer, maybe partly sent, keeps its
-            // size).
+            // Looked at just before the sendmsg that copies it, with the
+            // region use lock held until the call returned: a deregistration
+            // waits for this flush, and the next one sees the region gone.
+            // Once the tail is sent, nothing of it is looked at again (and
+            // the trailer, maybe partly sent, keeps its size).
             if (it->tail_key != 0 && skip < it->head.size() + it->tail.size()) withhold_gone_data(*it);
             for (std::span<const std::uint8_t> part : {std::span<const std::uint8_t>(it->head), it->tail,
                                                       std::span<const std::uint8_t>(it->trailer)}) {

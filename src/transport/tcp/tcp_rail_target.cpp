@@ -25,6 +25,7 @@ bool TcpRail::check_incoming_seq(const wire::Frame& f) {
 }
 
 bool TcpRail::handle_write(const wire::Frame& f, const wire::Write& w) {
+    RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
     if (!check_incoming_seq(f)) return false;
     const wire::MemoryHandle* region = regions_ ? regions_(w.rkey) : nullptr;
     Status access = region ? wire::check_remote_access(*region, w.remote_addr, w.data.size(), wire::kAccessRemoteWrite)
@@ -79,6 +80,7 @@ bool TcpRail::handle_read_request(const wire::Frame& f, const wire::ReadRequest&
 // Through the provider's ledger: a repeat of an id the connection's
 // atomics already used gets the first result, not a second execution.
 bool TcpRail::handle_atomic(const wire::Frame& f, const wire::Atomic& a) {
+    RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
     if (!check_incoming_seq(f)) return false;
     const wire::MemoryHandle* region = regions_ ? regions_(a.rkey) : nullptr;
     Status access = region ? wire::check_remote_access(*region, a.remote_addr, 8, wire::kAccessRemoteAtomic)
