@@ -256,6 +256,9 @@ private:
     // and a write's must not be sent (withhold_gone_data): the memory may
     // be freed or reused. An HCA refuses both as well, once the MR is gone.
     bool local_gone(const Pending& p) const;
+    // Whether [addr, addr + length) lies in the region registered under
+    // KEY with RIGHTS (wire::check_remote_access): ok, or RemoteAccess.
+    Status region_access(std::uint32_t key, std::uint64_t addr, std::uint64_t length, std::uint16_t rights) const;
     void fail_local_gone(const Pending& p);
     bool handle_atomic(const wire::Frame& f, const wire::Atomic& a);
     bool handle_atomic_response(const wire::Frame& f, const wire::AtomicResponse& r);

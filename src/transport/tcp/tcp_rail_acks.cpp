@@ -116,9 +116,8 @@ bool TcpRail::handle_read_response(const wire::Frame& f, const wire::ReadRespons
 
 bool TcpRail::local_gone(const Pending& p) const {
     if (p.local_key == 0 || p.length == 0) return false;
-    const wire::MemoryHandle* region = regions_ ? regions_(p.local_key) : nullptr;
     // No access right asked: only whether the range is still inside it.
-    return !region || !wire::check_remote_access(*region, reinterpret_cast<std::uintptr_t>(p.local), p.length, 0);
+    return !region_access(p.local_key, reinterpret_cast<std::uintptr_t>(p.local), p.length, 0);
 }
 
 void TcpRail::fail_local_gone(const Pending& p) {

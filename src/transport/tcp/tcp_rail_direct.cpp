@@ -59,9 +59,7 @@ std::optional<TcpRail::DirectReceive> TcpRail::direct_target(std::span<const std
         if (body[12] != 0 || load_le<std::uint32_t>(body.data() + 13) != 0) return std::nullopt;  // with an immediate
         d.length = load_le<std::uint32_t>(body.data() + 17);
         if (d.length + fixed != header->payload_length || d.length > wire::kMaxDataLength) return std::nullopt;
-        const wire::MemoryHandle* region = regions_ ? regions_(d.rkey) : nullptr;
-        if (!region || !wire::check_remote_access(*region, d.remote_addr, d.length, wire::kAccessRemoteWrite))
-            return std::nullopt;
+        if (!region_access(d.rkey, d.remote_addr, d.length, wire::kAccessRemoteWrite)) return std::nullopt;
         d.dest = reinterpret_cast<std::uint8_t*>(static_cast<std::uintptr_t>(d.remote_addr));
     } else if (header->type == wire::FrameType::ReadResponse) {
         fixed = kReadResponseFixed;
@@ -116,8 +114,7 @@ bool TcpRail::receive_direct(bool& drained) {
     RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
     DirectReceive& d = *direct_;
     if (d.write && !d.refused) {
-        const wire::MemoryHandle* region = regions_ ? regions_(d.rkey) : nullptr;
-        d.refused = !region || !wire::check_remote_access(*region, d.remote_addr, d.length, wire::kAccessRemoteWrite);
+        d.refused = !region_access(d.rkey, d.remote_addr, d.length, wire::kAccessRemoteWrite);
     } else if (!d.write && !d.refused) {
         auto it = pending_.find(d.seq);
         d.refused = it == pending_.end() || local_gone(it->second);

@@ -150,9 +150,8 @@ void TcpRail::withhold_gone_data(TxFrame& frame) {
     Pending* write = nullptr;  // the write whose data is the frame's tail, unless it answers a read
     bool gone = false;
     if (frame.answers_read) {
-        const wire::MemoryHandle* region = regions_ ? regions_(frame.tail_key) : nullptr;
-        gone = !region || !wire::check_remote_access(*region, reinterpret_cast<std::uintptr_t>(frame.tail.data()),
-                                                     frame.tail.size(), wire::kAccessRemoteRead);
+        gone = !region_access(frame.tail_key, reinterpret_cast<std::uintptr_t>(frame.tail.data()), frame.tail.size(),
+                              wire::kAccessRemoteRead);
     } else {
         auto it = pending_.find(frame.seq);
         if (it == pending_.end()) {

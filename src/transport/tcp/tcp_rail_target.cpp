@@ -14,6 +14,13 @@
 
 namespace tent::tcp {
 
+Status TcpRail::region_access(std::uint32_t key, std::uint64_t addr, std::uint64_t length,
+                              std::uint16_t rights) const {
+    const wire::MemoryHandle* region = regions_ ? regions_(key) : nullptr;
+    if (!region) return Status(Code::RemoteAccess, "unknown key " + detail::hex(key));
+    return wire::check_remote_access(*region, addr, length, rights);
+}
+
 bool TcpRail::check_incoming_seq(const wire::Frame& f) {
     if (f.seq != expected_peer_seq_) {
         reject_frame(std::string(wire::frame_type_name(wire::frame_type(f))) + " with sequence " +
@@ -27,9 +34,7 @@ bool TcpRail::check_incoming_seq(const wire::Frame& f) {
 bool TcpRail::handle_write(const wire::Frame& f, const wire::Write& w) {
     RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
     if (!check_incoming_seq(f)) return false;
-    const wire::MemoryHandle* region = regions_ ? regions_(w.rkey) : nullptr;
-    Status access = region ? wire::check_remote_access(*region, w.remote_addr, w.data.size(), wire::kAccessRemoteWrite)
-                           : Status(Code::RemoteAccess, "unknown key " + detail::hex(w.rkey));
+    Status access = region_access(w.rkey, w.remote_addr, w.data.size(), wire::kAccessRemoteWrite);
     wire::Frame answer = frame_for(f.seq, wire::Ack{});
     if (!access) {
         TENT_DEBUG("tcp remote access refused", "tcp rail %s: write of %zu bytes at %s refused: %s",
@@ -47,9 +52,7 @@ bool TcpRail::handle_write(const wire::Frame& f, const wire::Write& w) {
 
 bool TcpRail::handle_read_request(const wire::Frame& f, const wire::ReadRequest& r) {
     if (!check_incoming_seq(f)) return false;
-    const wire::MemoryHandle* region = regions_ ? regions_(r.rkey) : nullptr;
-    Status access = region ? wire::check_remote_access(*region, r.remote_addr, r.length, wire::kAccessRemoteRead)
-                           : Status(Code::RemoteAccess, "unknown key " + detail::hex(r.rkey));
+    Status access = region_access(r.rkey, r.remote_addr, r.length, wire::kAccessRemoteRead);
     wire::Frame answer = frame_for(f.seq, wire::Ack{});
     if (!access) {
         TENT_DEBUG("tcp remote access refused", "tcp rail %s: read of %u bytes at %s refused: %s",
@@ -82,9 +85,7 @@ bool TcpRail::handle_read_request(const wire::Frame& f, const wire::ReadRequest&
 bool TcpRail::handle_atomic(const wire::Frame& f, const wire::Atomic& a) {
     RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
     if (!check_incoming_seq(f)) return false;
-    const wire::MemoryHandle* region = regions_ ? regions_(a.rkey) : nullptr;
-    Status access = region ? wire::check_remote_access(*region, a.remote_addr, 8, wire::kAccessRemoteAtomic)
-                           : Status(Code::RemoteAccess, "unknown key " + detail::hex(a.rkey));
+    Status access = region_access(a.rkey, a.remote_addr, 8, wire::kAccessRemoteAtomic);
     wire::Frame answer = frame_for(f.seq, wire::Ack{});
     if (!ledger_) {
         answer.body = wire::Nack{wire::FrameType::Atomic, wire::WireStatus::RemoteInvalid};
