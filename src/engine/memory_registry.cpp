@@ -47,7 +47,7 @@ Status MemoryRegistry::remove(std::uint64_t id, const std::vector<TransportProvi
     {
         // Waits out a rail moving the region's bytes; every look-up after
         // this block fails.
-        RegionUseLock::Exclusive no_rail_inside(use_lock_);
+        RegionUseLock::Exclusive no_rail_inside(*use_lock_);
         std::lock_guard lock(mutex_);
         auto it = by_id_.find(id);
         if (it == by_id_.end()) return Status(Code::NotFound, "no registration " + std::to_string(id));

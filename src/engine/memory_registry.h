@@ -36,7 +36,7 @@ public:
     Status remove(std::uint64_t id, const std::vector<TransportProvider*>& providers);
 
     std::optional<wire::MemoryHandle> find_by_tcp_key(std::uint32_t key) const override;
-    const RegionUseLock& use_lock() const override { return use_lock_; }
+    std::shared_ptr<const RegionUseLock> use_lock() const override { return use_lock_; }
     // The registration containing [addr, addr + length), or nullptr.
     std::shared_ptr<const Registration> find_local(const void* addr, std::uint64_t length) const;
     std::size_t size() const;
@@ -44,7 +44,7 @@ public:
 private:
     mutable std::mutex mutex_;
     // Taken before mutex_ (rails hold it while they look regions up).
-    RegionUseLock use_lock_;
+    std::shared_ptr<RegionUseLock> use_lock_ = std::make_shared<RegionUseLock>();
     std::map<std::uint64_t, std::shared_ptr<const Registration>> by_id_;
     std::map<std::uint32_t, std::shared_ptr<const Registration>> by_tcp_key_;
     std::uint64_t next_id_ = 1;

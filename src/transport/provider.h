@@ -49,8 +49,9 @@ public:
     virtual ~RegionLookup() = default;
     virtual std::optional<wire::MemoryHandle> find_by_tcp_key(std::uint32_t key) const = 0;
     // Held shared by a rail from a look-up until the bytes it checked have
-    // moved; deregistration waits for it (region_use_lock.h).
-    virtual const RegionUseLock& use_lock() const = 0;
+    // moved; deregistration waits for it (region_use_lock.h). Shared: a
+    // rail a provider still holds may outlive the registry.
+    virtual std::shared_ptr<const RegionUseLock> use_lock() const = 0;
 };
 
 // What a provider contributes to one registration.

@@ -1,13 +1,10 @@
 #include "transport/region_use_lock.h"
 
-#include <algorithm>
-#include <vector>
-
 namespace tent {
 
 namespace {
-// The locks this thread holds shared (a handful at most: one per engine).
-thread_local std::vector<const RegionUseLock*> t_held;
+// The innermost Shared that took a lock on this thread.
+thread_local const RegionUseLock::Shared* t_top = nullptr;
 } // namespace
 
 RegionUseLock::RegionUseLock() {
@@ -21,19 +18,22 @@ RegionUseLock::RegionUseLock() {
 RegionUseLock::~RegionUseLock() { pthread_rwlock_destroy(&lock_); }
 
 bool RegionUseLock::held_by_this_thread() const {
-    return std::find(t_held.begin(), t_held.end(), this) != t_held.end();
+    for (const Shared* s = t_top; s; s = s->below_)
+        if (s->taken_ == this) return true;
+    return false;
 }
 
 RegionUseLock::Shared::Shared(const RegionUseLock* lock) {
     if (!lock || lock->held_by_this_thread()) return;
     pthread_rwlock_rdlock(&lock->lock_);
-    t_held.push_back(lock);
     taken_ = lock;
+    below_ = t_top;
+    t_top = this;
 }
 
 RegionUseLock::Shared::~Shared() {
     if (!taken_) return;
-    t_held.erase(std::find(t_held.begin(), t_held.end(), taken_));
+    t_top = below_;  // Shared objects are scoped, so this one is the innermost
     pthread_rwlock_unlock(&taken_->lock_);
 }
 

@@ -38,7 +38,13 @@ public:
         Shared& operator=(const Shared&) = delete;
 
     private:
+        friend class RegionUseLock;
         const RegionUseLock* taken_ = nullptr;  // null: not taken here
+        // The Shared taken before this one on this thread (they nest): the
+        // chain says which locks the thread holds. A plain pointer, not a
+        // thread_local container, because rails flush at exit, after the
+        // main thread's thread_local objects are gone.
+        const Shared* below_ = nullptr;
     };
 
     // Held exclusively for its lifetime: no rail call is moving region bytes.

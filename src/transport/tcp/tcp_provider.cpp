@@ -168,7 +168,7 @@ Result<NewRail> TcpProvider::make_rail(UniqueFd fd, std::uint64_t connection_id,
                                      SteadyClock::instance(), std::move(redial));
     if (!rail) return rail.status();
     (*rail)->use_atomic_ledger(ledger_);
-    if (regions) (*rail)->guard_regions_with(&regions->use_lock());
+    if (regions) (*rail)->guard_regions_with(regions->use_lock());
     NewRail r;
     r.rail_id = info.rail_id;
     // The local device is the local address: its link events (poll_events)

@@ -157,7 +157,7 @@ public:
     // Held shared while the rail looks a region up and moves its bytes
     // (sendmsg, recv, a copy), so that a deregistration waits for it; none:
     // the caller keeps its regions registered while the rail runs.
-    void guard_regions_with(const RegionUseLock* lock) { region_lock_ = lock; }
+    void guard_regions_with(std::shared_ptr<const RegionUseLock> lock) { region_lock_ = std::move(lock); }
 
     bool is_open() const { return open_; }
     // Why the rail closed (ok while open).
@@ -277,7 +277,7 @@ private:
     TcpRailIdentity identity_;
     TcpRailParams params_;
     RegionLookup regions_;
-    const RegionUseLock* region_lock_ = nullptr;
+    std::shared_ptr<const RegionUseLock> region_lock_;  // none: not guarded
     std::shared_ptr<AtomicLedger> ledger_;
     const Clock& clock_;
     SilenceDetector silence_;

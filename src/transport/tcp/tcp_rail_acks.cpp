@@ -83,7 +83,7 @@ bool TcpRail::handle_nack(const wire::Frame& f, const wire::Nack& n) {
 }
 
 bool TcpRail::handle_read_response(const wire::Frame& f, const wire::ReadResponse& r) {
-    RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
+    RegionUseLock::Shared using_regions(region_lock_.get());  // region_use_lock.h
     auto it = pending_.find(f.seq);
     if (it == pending_.end() || it->second.opcode != RailOpcode::Read) {
         reject_frame("read response for sequence " + std::to_string(f.seq) + ", which no read awaits");
@@ -128,7 +128,7 @@ void TcpRail::fail_local_gone(const Pending& p) {
 }
 
 bool TcpRail::handle_atomic_response(const wire::Frame& f, const wire::AtomicResponse& r) {
-    RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
+    RegionUseLock::Shared using_regions(region_lock_.get());  // region_use_lock.h
     auto it = pending_.find(f.seq);
     if (it == pending_.end() || !is_atomic(it->second.opcode)) {
         reject_frame("atomic response for sequence " + std::to_string(f.seq) + ", which no atomic awaits");

@@ -81,7 +81,7 @@ std::optional<TcpRail::DirectReceive> TcpRail::direct_target(std::span<const std
 }
 
 bool TcpRail::start_direct(std::span<const std::uint8_t> buffered) {
-    RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
+    RegionUseLock::Shared using_regions(region_lock_.get());  // region_use_lock.h
     std::size_t fixed = 0;
     auto d = direct_target(buffered, fixed);
     if (!d) return false;
@@ -96,7 +96,7 @@ bool TcpRail::start_direct(std::span<const std::uint8_t> buffered) {
 }
 
 bool TcpRail::take_buffered_direct(std::span<const std::uint8_t> frame) {
-    RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
+    RegionUseLock::Shared using_regions(region_lock_.get());  // region_use_lock.h
     // A frame that arrived whole in one read: decoding it would copy its
     // data into the frame and then to its place; this copies it once.
     std::size_t fixed = 0;
@@ -111,7 +111,7 @@ bool TcpRail::take_buffered_direct(std::span<const std::uint8_t> frame) {
 }
 
 bool TcpRail::receive_direct(bool& drained) {
-    RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
+    RegionUseLock::Shared using_regions(region_lock_.get());  // region_use_lock.h
     DirectReceive& d = *direct_;
     if (d.write && !d.refused) {
         d.refused = !region_access(d.rkey, d.remote_addr, d.length, wire::kAccessRemoteWrite);

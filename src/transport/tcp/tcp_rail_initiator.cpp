@@ -195,7 +195,7 @@ void TcpRail::flush_answers() {
 }
 
 void TcpRail::flush(bool leaving) {
-    RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
+    RegionUseLock::Shared using_regions(region_lock_.get());  // region_use_lock.h
     if (!fd_.valid()) return;  // re-armed, waiting for the peer's new socket
     for (int round = 0; round < kMaxSendsPerProgress && open_ && !tx_.empty(); ++round) {
         iovec iov[kMaxIov];

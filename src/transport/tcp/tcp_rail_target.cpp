@@ -32,7 +32,7 @@ bool TcpRail::check_incoming_seq(const wire::Frame& f) {
 }
 
 bool TcpRail::handle_write(const wire::Frame& f, const wire::Write& w) {
-    RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
+    RegionUseLock::Shared using_regions(region_lock_.get());  // region_use_lock.h
     if (!check_incoming_seq(f)) return false;
     Status access = region_access(w.rkey, w.remote_addr, w.data.size(), wire::kAccessRemoteWrite);
     wire::Frame answer = frame_for(f.seq, wire::Ack{});
@@ -83,7 +83,7 @@ bool TcpRail::handle_read_request(const wire::Frame& f, const wire::ReadRequest&
 // Through the provider's ledger: a repeat of an id the connection's
 // atomics already used gets the first result, not a second execution.
 bool TcpRail::handle_atomic(const wire::Frame& f, const wire::Atomic& a) {
-    RegionUseLock::Shared using_regions(region_lock_);  // region_use_lock.h
+    RegionUseLock::Shared using_regions(region_lock_.get());  // region_use_lock.h
     if (!check_incoming_seq(f)) return false;
     Status access = region_access(a.rkey, a.remote_addr, 8, wire::kAccessRemoteAtomic);
     wire::Frame answer = frame_for(f.seq, wire::Ack{});
