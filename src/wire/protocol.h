@@ -14,9 +14,12 @@ inline constexpr uint32_t kMagic = 0x544E4554;
 // Versions this build speaks. Frames that negotiate (Hello, HelloAck,
 // AddressBlob, Goodbye) are always sent with kMinProtocolVersion in their
 // header so that a peer of any later version can still read them.
-inline constexpr uint8_t kProtocolVersion = 1;
-inline constexpr uint8_t kMinProtocolVersion = 1;
-inline constexpr uint8_t kMaxProtocolVersion = 1;
+// 2: a TCP rail's Ok ReadResponse is followed by an Ack of the read, which
+// completes it (tcp_rail.h); a reader of version 1 would not wait for it,
+// so 1 is no longer spoken.
+inline constexpr uint8_t kProtocolVersion = 2;
+inline constexpr uint8_t kMinProtocolVersion = 2;
+inline constexpr uint8_t kMaxProtocolVersion = 2;
 
 // Version of the job-key handshake's own messages (auth_handshake.h), which
 // precede every frame. 3: TCP rails open with one-time tokens the control

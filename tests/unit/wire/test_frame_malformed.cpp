@@ -107,8 +107,10 @@ Test(frame_malformed, header_rejections) {
         {"31 bytes", std::vector<uint8_t>(ack.begin(), ack.begin() + 31), "short frame: 31 bytes"},
         {"bad magic", with([](RawHeader& h) { h.magic = 0x54454E54; }), "bad magic 0x54454e54, expected 0x544e4554"},
         {"http request", std::vector<uint8_t>(40, 'G'), "bad magic"},
-        {"version 0", with([](RawHeader& h) { h.version = 0; }), "unsupported protocol version 0 (supported 1..1)"},
-        {"version 2", with([](RawHeader& h) { h.version = 2; }), "unsupported protocol version 2"},
+        {"version 0", with([](RawHeader& h) { h.version = 0; }), "unsupported protocol version 0 (supported 2..2)"},
+        // 1: ReadResponses without the Ack behind them (a build before 2026-11).
+        {"version 1", with([](RawHeader& h) { h.version = 1; }), "unsupported protocol version 1"},
+        {"version 3", with([](RawHeader& h) { h.version = 3; }), "unsupported protocol version 3"},
         {"type 0", with([](RawHeader& h) { h.type = 0; }), "unknown frame type 0"},
         {"type 5", with([](RawHeader& h) { h.type = 5; }), "unknown frame type 5"},
         {"type 255", with([](RawHeader& h) { h.type = 255; }), "unknown frame type 255"},

@@ -197,7 +197,7 @@ Test(frame_roundtrip, header_layout_on_the_wire) {
     auto got = encode_ok(f);
     const std::vector<uint8_t> want = {
         'T', 'E', 'N', 'T',                             // magic
-        1,                                              // version
+        2,                                              // version (protocol.h: kProtocolVersion)
         14,                                             // type: ack
         0, 0,                                           // flags
         32, 0,                                          // header length

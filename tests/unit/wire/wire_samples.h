@@ -43,7 +43,7 @@ struct Bytes {
 
 struct RawHeader {
     uint32_t magic = kMagic;
-    uint8_t version = 1;
+    uint8_t version = kProtocolVersion;
     uint8_t type = 0;
     uint16_t flags = 0;
     uint16_t header_length = 32;
