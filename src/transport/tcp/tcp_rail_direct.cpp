@@ -37,14 +37,23 @@ constexpr std::size_t kReadResponseFixed = 1 + 4;
 
 } // namespace
 
+namespace {
+
+// Whether the frame starting BUFFERED carries data to place in registered
+// memory: only these two. Others (a Send, an Ack) skip the header's
+// decoding, and the region use lock, here.
+bool places_data(std::span<const std::uint8_t> buffered) {
+    constexpr std::size_t kTypeOffset = 5;  // frame_header.h
+    if (buffered.size() < wire::kHeaderSize) return false;
+    const auto type = static_cast<wire::FrameType>(buffered[kTypeOffset]);
+    return type == wire::FrameType::Write || type == wire::FrameType::ReadResponse;
+}
+
+} // namespace
+
 std::optional<TcpRail::DirectReceive> TcpRail::direct_target(std::span<const std::uint8_t> buffered,
                                                               std::size_t& fixed) const {
-    if (buffered.size() < wire::kHeaderSize) return std::nullopt;
-    // Only these two carry data to place: others (a Send, an Ack) skip the header's decoding here.
-    constexpr std::size_t kTypeOffset = 5;  // frame_header.h
-    if (const auto type = static_cast<wire::FrameType>(buffered[kTypeOffset]);
-        type != wire::FrameType::Write && type != wire::FrameType::ReadResponse)
-        return std::nullopt;
+    if (!places_data(buffered)) return std::nullopt;
     auto header = wire::decode_header(buffered);
     if (!header || header->connection_id != identity_.connection_id || header->rail_id != identity_.rail_id)
         return std::nullopt;
@@ -81,6 +90,7 @@ std::optional<TcpRail::DirectReceive> TcpRail::direct_target(std::span<const std
 }
 
 bool TcpRail::start_direct(std::span<const std::uint8_t> buffered) {
+    if (!places_data(buffered)) return false;
     RegionUseLock::Shared using_regions(region_lock_.get());  // region_use_lock.h
     std::size_t fixed = 0;
     auto d = direct_target(buffered, fixed);
@@ -96,6 +106,7 @@ bool TcpRail::start_direct(std::span<const std::uint8_t> buffered) {
 }
 
 bool TcpRail::take_buffered_direct(std::span<const std::uint8_t> frame) {
+    if (!places_data(frame)) return false;
     RegionUseLock::Shared using_regions(region_lock_.get());  // region_use_lock.h
     // A frame that arrived whole in one read: decoding it would copy its
     // data into the frame and then to its place; this copies it once.

@@ -195,8 +195,10 @@ void TcpRail::flush_answers() {
 }
 
 void TcpRail::flush(bool leaving) {
-    RegionUseLock::Shared using_regions(region_lock_.get());  // region_use_lock.h
     if (!fd_.valid()) return;  // re-armed, waiting for the peer's new socket
+    // Taken at the first tail looked at (most flushes, of messages and
+    // acks, have none) and held until the last sendmsg returned.
+    std::optional<RegionUseLock::Shared> using_regions;  // region_use_lock.h
     for (int round = 0; round < kMaxSendsPerProgress && open_ && !tx_.empty(); ++round) {
         iovec iov[kMaxIov];
         std::size_t count = 0;
@@ -210,7 +212,10 @@ void TcpRail::flush(bool leaving) {
             // waits for this flush, and the next one sees the region gone.
             // Once the tail is sent, nothing of it is looked at again (and
             // the trailer, maybe partly sent, keeps its size).
-            if (it->tail_key != 0 && skip < it->head.size() + it->tail.size()) withhold_gone_data(*it);
+            if (it->tail_key != 0 && skip < it->head.size() + it->tail.size()) {
+                if (!using_regions) using_regions.emplace(region_lock_.get());
+                withhold_gone_data(*it);
+            }
             for (std::span<const std::uint8_t> part : {std::span<const std::uint8_t>(it->head), it->tail,
                                                       std::span<const std::uint8_t>(it->trailer)}) {
                 if (skip >= part.size()) {
