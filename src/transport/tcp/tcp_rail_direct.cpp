@@ -51,9 +51,9 @@ bool places_data(std::span<const std::uint8_t> buffered) {
 
 } // namespace
 
+// The caller checked places_data(BUFFERED) (and took the region use lock).
 std::optional<TcpRail::DirectReceive> TcpRail::direct_target(std::span<const std::uint8_t> buffered,
                                                               std::size_t& fixed) const {
-    if (!places_data(buffered)) return std::nullopt;
     auto header = wire::decode_header(buffered);
     if (!header || header->connection_id != identity_.connection_id || header->rail_id != identity_.rail_id)
         return std::nullopt;

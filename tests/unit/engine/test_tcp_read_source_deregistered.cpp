@@ -58,7 +58,42 @@ void expect_rails_unharmed(Engine& engine, const char* side) {
         cr_expect_eq(s.errors, 0u, "%s: %s counted an error for the program's deregistration", side, s.name.c_str());
     }
 }
-void expect_target_rails_unharmed(Engine& target) { expect_rails_unharmed(target, "target"); }
+
+// Registers REGION at the target and starts, from the initiator, a read of
+// it into LOCAL (READ) or a write of LOCAL into it. Once the first bytes
+// have landed, the target program deregisters REGION and at once reuses it
+// (REUSED's bytes); returns the request's completion (bounded: 30 s).
+EngineCompletion deregister_mid_transfer(TcpPair& p, bool read, std::vector<std::uint8_t>& region,
+                                         std::vector<std::uint8_t>& local, const std::vector<std::uint8_t>& reused,
+                                         std::uint64_t cookie) {
+    auto rr = p.b->register_memory(region.data(), kLength, wire::kAccessAll);
+    cr_assert(rr.is_ok());
+    const auto key = handle_bytes(**rr);
+    const auto addr = reinterpret_cast<std::uint64_t>(region.data());
+    if (read) {
+        cr_assert(p.a->post_read(p.peer, local.data(), kLength, key, addr, with_cookie(cookie)).is_ok());
+        wait_answering(local, region);
+    } else {
+        cr_assert(p.a->post_write(p.peer, local.data(), kLength, key, addr, with_cookie(cookie)).is_ok());
+        wait_answering(region, local);
+    }
+    cr_assert(p.b->deregister_memory((*rr)->id).is_ok());
+    std::memcpy(region.data(), reused.data(), kLength);  // the target program reuses its memory at once
+    auto c = wait_completions(*p.a, 1, std::chrono::seconds(30));
+    cr_assert_eq(c.size(), 1u, "the %s never completed", read ? "read" : "write");
+    return c[0];
+}
+
+// Bytes of LOCAL, read from a region that held ORIGINAL until it was
+// reused with REUSED, that can only be the reused memory's: each byte read
+// is the region's as it was, or a zero.
+std::size_t reused_bytes_read(const std::vector<std::uint8_t>& local, const std::vector<std::uint8_t>& original,
+                              const std::vector<std::uint8_t>& reused) {
+    std::size_t leaked = 0;
+    for (std::size_t i = 0; i < kLength; ++i)
+        leaked += local[i] == reused[i] && reused[i] != original[i] && reused[i] != 0;
+    return leaked;
+}
 
 // The rails carry a whole read from REMOTE into LOCAL, every byte checked.
 void expect_next_read_whole(TcpPair& p, std::vector<std::uint8_t>& remote, std::vector<std::uint8_t>& local) {
@@ -84,26 +119,13 @@ Test(tcp_read_source_deregistered, bytes_the_target_wrote_after_deregistering_ne
     fill(original, 1);
     fill(reused, 3);
     remote = original;
-    auto rr = p.b->register_memory(remote.data(), kLength, wire::kAccessAll);
     auto rl = p.a->register_memory(local.data(), kLength, wire::kAccessAll);
-    cr_assert(rr.is_ok() && rl.is_ok());
-    const auto key = handle_bytes(**rr);
-    const auto addr = reinterpret_cast<std::uint64_t>(remote.data());
-
-    cr_assert(p.a->post_read(p.peer, local.data(), kLength, key, addr, with_cookie(1)).is_ok());
-    wait_answering(local, original);
-    cr_assert(p.b->deregister_memory((*rr)->id).is_ok());
-    std::copy(reused.begin(), reused.end(), remote.begin());  // the target program reuses its memory at once
-    auto c = wait_completions(*p.a, 1, std::chrono::seconds(30));
-    cr_assert_eq(c.size(), 1u, "the read never completed");
-    cr_expect_eq(c[0].status.code(), Code::RemoteAccess, "read: %s", c[0].status.to_string().c_str());
-    // Each byte read is the region's as it was, or a zero; one that can only
-    // be the reused memory's is a leak.
-    std::size_t leaked = 0;
-    for (std::size_t i = 0; i < kLength; ++i)
-        leaked += local[i] == reused[i] && reused[i] != original[i] && reused[i] != 0;
+    cr_assert(rl.is_ok());
+    const EngineCompletion c = deregister_mid_transfer(p, true, remote, local, reused, 1);
+    cr_expect_eq(c.status.code(), Code::RemoteAccess, "read: %s", c.status.to_string().c_str());
+    const std::size_t leaked = reused_bytes_read(local, original, reused);
     cr_expect_eq(leaked, 0u, "%zu bytes the target wrote after deregistering reached the reader", leaked);
-    expect_target_rails_unharmed(*p.b);
+    expect_rails_unharmed(*p.b, "target");
     expect_next_read_whole(p, remote, local);
 }
 
@@ -136,7 +158,7 @@ Test(tcp_read_source_deregistered, a_region_unmapped_after_deregistering_fails_t
     auto c = wait_completions(*p.a, 1, std::chrono::seconds(30));
     cr_assert_eq(c.size(), 1u, "the read never completed");
     cr_expect_eq(c[0].status.code(), Code::RemoteAccess, "read: %s", c[0].status.to_string().c_str());
-    expect_target_rails_unharmed(*p.b);
+    expect_rails_unharmed(*p.b, "target");
     std::ifstream log(log_path);
     const std::string logged((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
     unlink(log_path);
@@ -155,49 +177,22 @@ namespace {
 
 constexpr int kRounds = 32;
 
-// A read of the target's region, deregistered and overwritten while
-// answered: no overwritten byte reaches the reader.
-std::size_t read_leak_once(TcpPair& p, std::vector<std::uint8_t>& remote, std::vector<std::uint8_t>& local,
-                           const std::vector<std::uint8_t>& original, const std::vector<std::uint8_t>& reused,
-                           std::uint64_t cookie) {
-    remote = original;
-    std::fill(local.begin(), local.end(), 0);
-    auto rr = p.b->register_memory(remote.data(), kLength, wire::kAccessAll);
-    cr_assert(rr.is_ok());
-    const auto key = handle_bytes(**rr);
-    cr_assert(p.a->post_read(p.peer, local.data(), kLength, key, reinterpret_cast<std::uint64_t>(remote.data()),
-                             with_cookie(cookie))
-                  .is_ok());
-    wait_answering(local, original);
-    cr_assert(p.b->deregister_memory((*rr)->id).is_ok());
-    std::memcpy(remote.data(), reused.data(), kLength);
-    auto c = wait_completions(*p.a, 1, std::chrono::seconds(30));
-    cr_assert_eq(c.size(), 1u, "the read never completed");
-    std::size_t leaked = 0;
-    for (std::size_t i = 0; i < kLength; ++i)
-        leaked += local[i] == reused[i] && reused[i] != original[i] && reused[i] != 0;
-    return leaked;
-}
+// What a number of rounds found: the bytes in all, and the rounds with any.
+struct Tally {
+    std::size_t bytes = 0;
+    int rounds = 0;
+};
 
-// A write into the target's region, deregistered and overwritten while it
-// arrives: no byte of the write lands after the overwrite.
-std::size_t write_landed_after_once(TcpPair& p, std::vector<std::uint8_t>& target, std::vector<std::uint8_t>& source,
-                                    const std::vector<std::uint8_t>& reused, std::uint64_t cookie) {
-    std::fill(target.begin(), target.end(), 0);
-    auto rt = p.b->register_memory(target.data(), kLength, wire::kAccessAll);
-    cr_assert(rt.is_ok());
-    const auto key = handle_bytes(**rt);
-    cr_assert(p.a->post_write(p.peer, source.data(), kLength, key, reinterpret_cast<std::uint64_t>(target.data()),
-                              with_cookie(cookie))
-                  .is_ok());
-    wait_answering(target, source);  // the first bytes have landed
-    cr_assert(p.b->deregister_memory((*rt)->id).is_ok());
-    std::memcpy(target.data(), reused.data(), kLength);
-    auto c = wait_completions(*p.a, 1, std::chrono::seconds(30));
-    cr_assert_eq(c.size(), 1u, "the write never completed");
-    std::size_t landed = 0;
-    for (std::size_t i = 0; i < kLength; ++i) landed += target[i] != reused[i];
-    return landed;
+// ROUND(r) for r in [0, kRounds): the bytes it found.
+template <class Round>
+Tally over_rounds(Round round) {
+    Tally t;
+    for (int r = 0; r < kRounds; ++r) {
+        const std::size_t n = round(r);
+        t.bytes += n;
+        t.rounds += n > 0;
+    }
+    return t;
 }
 
 } // namespace
@@ -209,16 +204,18 @@ Test(tcp_read_source_deregistered, deregistering_waits_for_a_read_answer_under_w
     fill(reused, 3);
     auto rl = p.a->register_memory(local.data(), kLength, wire::kAccessAll);
     cr_assert(rl.is_ok());
-    std::size_t leaked = 0;
-    int rounds_leaking = 0;
-    for (int round = 0; round < kRounds; ++round) {
-        const std::size_t n = read_leak_once(p, remote, local, original, reused, 10 + round);
-        leaked += n;
-        rounds_leaking += n > 0;
-    }
-    cr_expect_eq(leaked, 0u, "%zu bytes the target wrote after deregistering reached the reader (%d of %d rounds)",
-                 leaked, rounds_leaking, kRounds);
-    expect_target_rails_unharmed(*p.b);
+    // Each round: a read of the target's region, deregistered and reused
+    // while answered; no reused byte may reach the reader.
+    const Tally leaked = over_rounds([&](int round) {
+        remote = original;
+        std::fill(local.begin(), local.end(), 0);
+        (void)deregister_mid_transfer(p, true, remote, local, reused, 10 + round);
+        return reused_bytes_read(local, original, reused);
+    });
+    cr_expect_eq(leaked.bytes, 0u,
+                 "%zu bytes the target wrote after deregistering reached the reader (%d of %d rounds)", leaked.bytes,
+                 leaked.rounds, kRounds);
+    expect_rails_unharmed(*p.b, "target");
     expect_rails_unharmed(*p.a, "reader");  // refused many times over, still in use
     expect_next_read_whole(p, remote, local);
 }
@@ -230,15 +227,17 @@ Test(tcp_read_source_deregistered, deregistering_waits_for_a_write_arriving, .ti
     fill(reused, 7);
     auto rs = p.a->register_memory(source.data(), kLength, wire::kAccessAll);
     cr_assert(rs.is_ok());
-    std::size_t landed = 0;
-    int rounds_landing = 0;
-    for (int round = 0; round < kRounds; ++round) {
-        const std::size_t n = write_landed_after_once(p, target, source, reused, 30 + round);
-        landed += n;
-        rounds_landing += n > 0;
-    }
-    cr_expect_eq(landed, 0u, "%zu bytes of a write landed in the target's memory after it was deregistered and "
-                 "reused (%d of %d rounds)", landed, rounds_landing, kRounds);
+    // Each round: a write into the target's region, deregistered and reused
+    // while it arrives; no byte of the write may land after the reuse.
+    const Tally landed = over_rounds([&](int round) {
+        std::fill(target.begin(), target.end(), 0);
+        (void)deregister_mid_transfer(p, false, target, source, reused, 30 + round);
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < kLength; ++i) n += target[i] != reused[i];
+        return n;
+    });
+    cr_expect_eq(landed.bytes, 0u, "%zu bytes of a write landed in the target's memory after it was deregistered and "
+                 "reused (%d of %d rounds)", landed.bytes, landed.rounds, kRounds);
     std::vector<std::uint8_t> remote(kLength), local(kLength, 0);
     auto rl = p.a->register_memory(local.data(), kLength, wire::kAccessAll);
     cr_assert(rl.is_ok());
