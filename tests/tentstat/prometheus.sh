@@ -12,13 +12,16 @@ start_server
 # with no tent process left, the textfile is empty); ended at the test's exit.
 start_client --op write --size 64K --depth 8 --duration 60 --rails mlx5_0,mlx5_1
 wait_bytes mlx5_1: 0 20
-# Failures on mlx5_1: failovers to count and a paused rail.
+# Failures on mlx5_1: failovers to count and a paused rail. The first
+# failover comes with the first error, the pause only with the third
+# (rail_error_threshold): one scrape must show both.
 ctl fail "$client_pid" mlx5_1 IBV_WC_RETRY_EXC_ERR --prob 0.3
 failed_over() {
     ts --prometheus >"$tmp/metrics.prom" || fail "tentstat --prometheus failed"
-    grep -qE "^tent_transport_failover_total\{pid=\"$client_pid\",from=\"rdma\",to=\"[a-z]+\"\} [1-9]" "$tmp/metrics.prom"
+    grep -qE "^tent_transport_failover_total\{pid=\"$client_pid\",from=\"rdma\",to=\"[a-z]+\"\} [1-9]" "$tmp/metrics.prom" &&
+        grep -qE "^tent_rail_state\{pid=\"$client_pid\",[^}]*rail=\"mlx5_1:1 -> [^}]*state=\"(paused|probing)\"\} 1$" "$tmp/metrics.prom"
 }
-wait_for 10 failed_over || { cat "$tmp/metrics.prom" >&2; fail "no failover counted in --prometheus"; }
+wait_for 10 failed_over || { cat "$tmp/metrics.prom" >&2; fail "no failover counted, or mlx5_1 not paused, in --prometheus"; }
 promtool check metrics <"$tmp/metrics.prom" >"$tmp/promtool.out" 2>&1 ||
     { cat "$tmp/promtool.out" >&2; fail "promtool check metrics rejects tentstat --prometheus"; }
 rail="pid=\"$client_pid\",peer=\"[^\"]+\",rail=\"mlx5_1:1 -> [^\"]+ mlx5_1:1\",transport=\"rdma\""
