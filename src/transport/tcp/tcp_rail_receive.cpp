@@ -19,8 +19,14 @@ namespace {
 
 // Bounds on one progress() call, so one busy rail cannot starve the others.
 constexpr int kMaxReceivesPerProgress = 64;
-// Receive buffer grows to one frame at most; this much is read at a time.
-constexpr std::size_t kReceiveChunk = 256 * 1024;
+// What one recv() into the receive buffer asks for: this much, or the rest
+// of the frame being cut when that is more (the buffer grows to one frame at
+// most). Small on purpose: what the buffer takes of a Write's or a
+// ReadResponse's data is copied to its place, the rest is read straight
+// there (tcp_rail_direct.cpp), and a 256 KiB read pulled three quarters of a
+// 128 KiB data frame through the copy. 16 KiB still holds a hundred small
+// frames.
+constexpr std::size_t kReceiveChunk = 16 * 1024;
 // Read data one receive() answers at most (TcpRail::answered_).
 constexpr std::uint64_t kAnswerBudget = 512 * 1024;
 
@@ -67,7 +73,7 @@ void TcpRail::receive(const std::function<void(const RailMessage&)>& on_message)
             }
             if (rx_.size() - rx_end_ < want) rx_.resize(rx_end_ + want);
         }
-        const std::size_t room = rx_.size() - rx_end_;
+        const std::size_t room = want;
         const ssize_t n = ::recv(fd_.get(), rx_.data() + rx_end_, room, 0);
         if (n > 0) {
             rx_end_ += static_cast<std::size_t>(n);
