@@ -14,7 +14,10 @@
 //            the initiator's Proof is right;
 //   start    the same with the initiator's Engine::create() before it: what
 //            a process pays for its first connection;
-//   rate     small messages per second, --depth in flight, for --seconds.
+//   rate     small messages per second, --depth in flight, for --seconds,
+//            each round once with and once without, and the median ratio
+//            of each round's two (the rate drifts by a few percent over a
+//            run on a busy machine: the pair cancels it).
 // Prints one line per figure with both values and the ratio; exits 1 only
 // when a run failed. Usage: auth-overhead [--rounds N] [--connects N]
 // [--seconds S] [--size BYTES] [--depth N]
@@ -210,6 +213,7 @@ int main(int argc, char** argv) {
     // Each connect with auth minus the one without next to it: load that
     // drifts over a round cancels out of these.
     std::vector<double> paired, paired_first;
+    std::vector<double> paired_rate;  // each round's rate with auth over its rate without
     for (int r = 0; r < o.rounds; ++r) {
         // Both responders at once, their connects alternated one by one:
         // both see the same moment of the machine's load.
@@ -256,6 +260,7 @@ int main(int argc, char** argv) {
             first[auth].push_back(median(first_us[auth]));
             rate[auth].push_back(mps);
         }
+        paired_rate.push_back(rate[1].back() / rate[0].back());
     }
     const double s0 = median(setup[0]), s1 = median(setup[1]);
     const double r0 = median(rate[0]), r1 = median(rate[1]);
@@ -272,7 +277,8 @@ int main(int argc, char** argv) {
                 "%+.2f%%\n",
                 o.rounds, o.connects, c0, c1, 100.0 * (c1 - c0) / c0);
     std::printf("message rate (%zu B, depth %d, %.1f s), median of %d rounds: without auth %.0f/s, with auth %.0f/s: "
-                "%+.2f%%\n",
-                o.size, o.depth, o.seconds, o.rounds, r0, r1, 100.0 * (r1 - r0) / r0);
+                "%+.2f%%; median of paired ratios %+.2f%%\n",
+                o.size, o.depth, o.seconds, o.rounds, r0, r1, 100.0 * (r1 - r0) / r0,
+                100.0 * (median(paired_rate) - 1.0));
     return 0;
 }
