@@ -1,6 +1,7 @@
 #include "channel.h"
 
 #include "merged_fd.h"
+#include "signals_held_off.h"
 
 #include <fcntl.h>
 #include <sys/epoll.h>
@@ -73,6 +74,7 @@ int channel_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context,
     bool nonblocking = fds.nonblocking();
     for (;;) {
         {
+            SignalsHeldOff held;  // taking an event may free memory (signals_held_off.h)
             std::lock_guard lock(g_mu);
             auto it = channels().find(channel);
             if (it != channels().end() && !it->second.events.empty()) {

@@ -5,6 +5,7 @@
 #include "channel.h"
 #include "context_table.h"
 #include "runtime.h"
+#include "signals_held_off.h"
 
 namespace tent::interpose {
 
@@ -45,8 +46,11 @@ int dispatch_poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
 }
 
 int dispatch_req_notify_cq(ibv_cq* cq, int solicited_only) {
-    cq_armed(cq);  // tent's next completion on CQ signals its channel
-    program_blocks();  // the program may sleep on the channel from now on
+    {
+        SignalsHeldOff held;  // arming a CQ the first time allocates (signals_held_off.h)
+        cq_armed(cq);  // tent's next completion on CQ signals its channel
+        program_blocks();  // the program may sleep on the channel from now on
+    }
     const ProviderOps* ops = provider_ops(cq->context);
     return ops ? ops->req_notify_cq(cq, solicited_only) : EINVAL;
 }

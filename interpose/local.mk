@@ -16,4 +16,5 @@ libtentapi_la_SOURCES += interpose/activation.h interpose/activation.cpp \
 	interpose/merged_fd.h interpose/merged_fd.cpp \
 	interpose/channel.h interpose/channel.cpp interpose/events.cpp \
 	interpose/async_events.h interpose/async_events.cpp \
-	interpose/srq.cpp
+	interpose/srq.cpp \
+	interpose/signals_held_off.h interpose/signals_held_off.cpp

@@ -7,6 +7,7 @@
 #include "memory.h"
 #include "real_verbs.h"
 #include "runtime.h"
+#include "signals_held_off.h"
 
 using namespace tent::interpose;
 
@@ -19,7 +20,10 @@ extern "C" __attribute__((visibility("default"))) ibv_mr* ibv_reg_mr(ibv_pd* pd,
                                                                      int access) {
     bool act = acting();
     ibv_mr* mr = real::reg_mr(pd, addr, length, access);
-    if (mr && act) mr_registered(mr, reinterpret_cast<std::uintptr_t>(addr), access);
+    if (mr && act) {
+        SignalsHeldOff held;  // the interposer's bookkeeping allocates (signals_held_off.h)
+        mr_registered(mr, reinterpret_cast<std::uintptr_t>(addr), access);
+    }
     return mr;
 }
 
@@ -27,7 +31,10 @@ extern "C" __attribute__((visibility("default"))) ibv_mr* ibv_reg_mr_iova(ibv_pd
                                                                           uint64_t iova, int access) {
     bool act = acting();
     ibv_mr* mr = real::reg_mr_iova(pd, addr, length, iova, access);
-    if (mr && act) mr_registered(mr, iova, access);
+    if (mr && act) {
+        SignalsHeldOff held;
+        mr_registered(mr, iova, access);
+    }
     return mr;
 }
 
@@ -35,11 +42,17 @@ extern "C" __attribute__((visibility("default"))) ibv_mr* ibv_reg_mr_iova2(ibv_p
                                                                            uint64_t iova, unsigned int access) {
     bool act = acting();
     ibv_mr* mr = real::reg_mr_iova2(pd, addr, length, iova, access);
-    if (mr && act) mr_registered(mr, iova, static_cast<int>(access));
+    if (mr && act) {
+        SignalsHeldOff held;
+        mr_registered(mr, iova, static_cast<int>(access));
+    }
     return mr;
 }
 
 extern "C" __attribute__((visibility("default"))) int ibv_dereg_mr(ibv_mr* mr) {
-    if (mr) forget_mr(mr);
+    if (mr) {
+        SignalsHeldOff held;
+        forget_mr(mr);
+    }
     return real::dereg_mr(mr);
 }

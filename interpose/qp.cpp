@@ -10,18 +10,16 @@
 #include "context_table.h"
 #include "real_verbs.h"
 #include "runtime.h"
+#include "signals_held_off.h"
 
 using namespace tent::interpose;
-
-namespace {
-
-} // namespace
 
 extern "C" __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_init_attr* attr) {
     bool act = acting() && pd && attr && provider_ops(pd->context);
     ibv_qp* qp = real::create_qp(pd, attr);
-    if (qp && act) provider_qp_created(qp);
     if (!qp || !act) return qp;
+    SignalsHeldOff held;  // the interposer's bookkeeping allocates (signals_held_off.h)
+    provider_qp_created(qp);
     if (attr->qp_type != IBV_QPT_RC) {
         if (attr->srq) srq_goes_plain(attr->srq);  // the adapter must see its receives
         return qp;
@@ -32,11 +30,17 @@ extern "C" __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* 
 
 extern "C" __attribute__((visibility("default"))) int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask) {
     int rc = real::modify_qp(qp, attr, attr_mask);
-    if (rc == 0 && attr && acting()) qp_modified(qp, *attr, attr_mask);
+    if (rc == 0 && attr && acting()) {
+        SignalsHeldOff held;
+        qp_modified(qp, *attr, attr_mask);
+    }
     return rc;
 }
 
 extern "C" __attribute__((visibility("default"))) int ibv_destroy_qp(ibv_qp* qp) {
-    if (qp) forget_qp(qp);
+    if (qp) {
+        SignalsHeldOff held;
+        forget_qp(qp);
+    }
     return real::destroy_qp(qp);
 }

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "context_table.h"
 #include "runtime.h"
+#include "signals_held_off.h"
 
 namespace tent::interpose {
 
@@ -17,7 +18,14 @@ ShadowQp* shadow_of(ibv_qp_ex* qpx) { return shadow_for(&qpx->qp_base); }
 WrBuilder::Built* begin(ibv_qp_ex* qpx, ibv_wr_opcode opcode) {
     auto q = shadow_of(qpx);
     if (!q) return nullptr;
-    auto& b = q->builder.wrs.emplace_back();
+    WrBuilder& builder = q->builder;
+    if (builder.used == builder.wrs.size()) {
+        SignalsHeldOff held;
+        builder.wrs.emplace_back();
+    }
+    auto& b = builder.wrs[builder.used++];
+    b.wr = ibv_send_wr{};
+    b.sge.clear();
     b.wr.wr_id = qpx->wr_id;
     b.wr.send_flags = qpx->wr_flags;
     b.wr.opcode = opcode;
@@ -26,11 +34,21 @@ WrBuilder::Built* begin(ibv_qp_ex* qpx, ibv_wr_opcode opcode) {
 
 WrBuilder::Built* last(ibv_qp_ex* qpx) {
     auto q = shadow_of(qpx);
-    return q && !q->builder.wrs.empty() ? &q->builder.wrs.back() : nullptr;
+    return q && q->builder.used > 0 ? &q->builder.wrs[q->builder.used - 1] : nullptr;
+}
+
+// SGEs for b: from list, or one SGE at once (list null).
+void set_sges(WrBuilder::Built& b, std::size_t n, const ibv_sge* list, ibv_sge one = {}) {
+    if (n > b.sge.capacity()) {
+        SignalsHeldOff held;
+        b.sge.reserve(n);
+    }
+    if (list) b.sge.assign(list, list + n);
+    else b.sge.assign(1, one);
 }
 
 void wr_start(ibv_qp_ex* qpx) {
-    if (auto q = shadow_of(qpx)) q->builder.wrs.clear();
+    if (auto q = shadow_of(qpx)) q->builder.used = 0;
 }
 
 void wr_abort(ibv_qp_ex* qpx) { wr_start(qpx); }
@@ -39,17 +57,17 @@ int wr_complete(ibv_qp_ex* qpx) {
     auto q = shadow_of(qpx);
     if (!q) return EINVAL;
     auto& wrs = q->builder.wrs;
-    if (wrs.empty()) return 0;
-    for (std::size_t i = 0; i < wrs.size(); ++i) {
+    const std::size_t used = q->builder.used;
+    q->builder.used = 0;
+    if (used == 0) return 0;
+    for (std::size_t i = 0; i < used; ++i) {
         auto& b = wrs[i];
         b.wr.sg_list = b.sge.data();
         b.wr.num_sge = static_cast<int>(b.sge.size());
-        b.wr.next = i + 1 < wrs.size() ? &wrs[i + 1].wr : nullptr;
+        b.wr.next = i + 1 < used ? &wrs[i + 1].wr : nullptr;
     }
     ibv_send_wr* bad = nullptr;
-    int rc = shadow_post_send(*q, &wrs.front().wr, &bad);
-    wrs.clear();
-    return rc;
+    return shadow_post_send(*q, &wrs.front().wr, &bad);
 }
 
 void wr_send(ibv_qp_ex* qpx) { begin(qpx, IBV_WR_SEND); }
@@ -82,11 +100,11 @@ void wr_atomic_fetch_add(ibv_qp_ex* qpx, uint32_t rkey, uint64_t addr, uint64_t 
 }
 
 void wr_set_sge(ibv_qp_ex* qpx, uint32_t lkey, uint64_t addr, uint32_t length) {
-    if (auto* b = last(qpx)) b->sge.assign(1, ibv_sge{addr, length, lkey});
+    if (auto* b = last(qpx)) set_sges(*b, 1, nullptr, ibv_sge{addr, length, lkey});
 }
 
 void wr_set_sge_list(ibv_qp_ex* qpx, size_t n, const ibv_sge* list) {
-    if (auto* b = last(qpx)) b->sge.assign(list, list + n);
+    if (auto* b = last(qpx)) set_sges(*b, n, list);
 }
 
 void wr_set_inline_data_list(ibv_qp_ex* qpx, size_t n, const ibv_data_buf* list) {
@@ -95,6 +113,10 @@ void wr_set_inline_data_list(ibv_qp_ex* qpx, size_t n, const ibv_data_buf* list)
     // The program may reuse inline buffers at once: copy them.
     std::size_t total = 0;
     for (std::size_t i = 0; i < n; ++i) total += list[i].length;
+    if (total > b->inline_data.capacity()) {
+        SignalsHeldOff held;
+        b->inline_data.reserve(total);
+    }
     b->inline_data.resize(total);
     if (total) {
         std::size_t off = 0;
@@ -103,8 +125,8 @@ void wr_set_inline_data_list(ibv_qp_ex* qpx, size_t n, const ibv_data_buf* list)
             off += list[i].length;
         }
     }
-    b->sge.assign(1, ibv_sge{reinterpret_cast<std::uintptr_t>(b->inline_data.data()),
-                             static_cast<uint32_t>(total), 0});
+    set_sges(*b, 1, nullptr,
+             ibv_sge{reinterpret_cast<std::uintptr_t>(b->inline_data.data()), static_cast<uint32_t>(total), 0});
     b->wr.send_flags |= IBV_SEND_INLINE;
 }
 
@@ -132,8 +154,10 @@ ibv_qp* create_qp_ex(ibv_context* context, ibv_qp_init_attr_ex* attr) {
         return nullptr;
     }
     ibv_qp* qp = provider(context, attr);
-    if (qp) provider_qp_created(qp);
-    if (!qp || !attr) return qp;
+    if (!qp) return qp;
+    SignalsHeldOff held;  // the interposer's bookkeeping allocates (signals_held_off.h)
+    provider_qp_created(qp);
+    if (!attr) return qp;
     if (attr->qp_type != IBV_QPT_RC) {
         if (attr->srq) srq_goes_plain(attr->srq);  // the adapter must see its receives
         return qp;

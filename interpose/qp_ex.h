@@ -26,7 +26,12 @@ struct WrBuilder {
         std::vector<ibv_sge> sge;
         std::vector<unsigned char> inline_data;
     };
+    // The first `used` are the work requests being built. The others stay
+    // from earlier lists and are reused, so that building allocates only
+    // while the program's lists grow (async_signals.h: allocating on the
+    // program's thread, signals are held off).
     std::deque<Built> wrs;  // stable addresses while linked
+    std::size_t used = 0;
 };
 
 } // namespace tent::interpose

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -25,6 +27,7 @@
 #include "real_verbs.h"
 #include "send_pool.h"
 #include "settings.h"
+#include "signals_held_off.h"
 
 namespace tent::interpose {
 
@@ -1028,11 +1031,14 @@ namespace {
 // Moves up to max of the completions tent produced for CQ to wc; -1 when
 // tent produces none for CQ (no carried QP uses it). *provider: whether
 // the provider may have completions for CQ too.
-int take_queued(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
+// *blocked: the program's signals, held off from here on (signals_held_off.h)
+// for a CQ tent feeds: taking a completion may free memory.
+int take_queued(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider, std::optional<SignalsHeldOff>* blocked) {
     State& s = state();
     std::lock_guard lock(s.mu);
     auto it = s.cqs.find(cq);
     if (it == s.cqs.end() || !it->second.carried) return -1;
+    if (!*blocked) blocked->emplace();
     *provider = it->second.provider_qps > 0;
     std::deque<ibv_wc>& wcs = it->second.wcs;
     int n = 0;
@@ -1047,7 +1053,8 @@ int take_queued(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
 
 int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
     *provider = true;
-    int n = take_queued(cq, max, wc, provider);
+    std::optional<SignalsHeldOff> blocked;  // until tent's work on this thread is done
+    int n = take_queued(cq, max, wc, provider, &blocked);
     if (n < 0 || !g_engine) return std::max(n, 0);
     // Every poll of a CQ tent feeds is the program looking, also one that
     // finds completions the harvester queued: else a harvester that took
@@ -1060,7 +1067,7 @@ int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
     tent_completion_t c[64];
     int done = tent_poll(g_engine, c, 64);
     if (done > 0) settle_completions(c, done);
-    return std::max(take_queued(cq, max, wc, provider), 0);
+    return std::max(take_queued(cq, max, wc, provider, &blocked), 0);
 }
 
 void program_blocks() {
@@ -1087,6 +1094,7 @@ int hold_receives(std::deque<HeldRecv>& recvs, ibv_recv_wr* wr, ibv_recv_wr** ba
 } // namespace
 
 int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+    SignalsHeldOff held;
     State& s = state();
     std::unique_lock lock(s.mu);
     if (q.mode == QpMode::Plain) {
@@ -1101,6 +1109,7 @@ int shadow_post_recv(ShadowQp& q, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 }
 
 int shadow_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
+    SignalsHeldOff held;
     State& s = state();
     std::unique_lock lock(s.mu);
     std::shared_ptr<ShadowSrq> shadow = shadow_srq(s, srq);
@@ -1186,6 +1195,7 @@ void forget_srq(ibv_srq* srq) {
 }
 
 int shadow_post_send(ShadowQp& q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+    SignalsHeldOff held;
     std::lock_guard post(q.post_mutex);
     return post_locked(q, wr, bad_wr);
 }

@@ -7,7 +7,8 @@
 # whose child exits at once, which must exit cleanly) under
 # tent-run on both sides, carried over both simulated HCAs, also with the
 # receives on a shared receive queue (-s), and with every post through the
-# extended QP API (-x: ibv_wr_*), and with two TCP rails (atomics in
+# extended QP API (-x: ibv_wr_*), with a signal handler that allocates
+# interrupting it (-a), and with two TCP rails (atomics in
 # posting order); and with a peer without tent, through the plain queue
 # pair.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
@@ -46,6 +47,16 @@ echo "srq: client $(rail_ops "$SV_TMP/srq-client.log" mlx5_0) ops on mlx5_0, $(r
 # atomics included), carried too.
 carried qpex -g 0 -x
 echo "qpex: client $(rail_ops "$SV_TMP/qpex-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/qpex-client.log" mlx5_1) on mlx5_1"
+
+# A SIGALRM every 100 us whose handler allocates (not async-signal-safe,
+# like perftest's duration mode, which prints from it), through both
+# posting APIs: a signal landing while tent allocates on the program's
+# thread would find the allocator locked and hang the handler there
+# (without the interposer holding signals off, 3 runs of 3 hung).
+for api in "" -x; do
+    carried "alarms$api" -g 0 -a $api -n 20
+    grep -h -m1 "alarms taken" "$SV_TMP/alarms$api-client.log" "$SV_TMP/alarms$api-server.log"
+done
 
 # Two TCP rails, which carry the atomics and do not keep order between
 # them: the fetch-and-adds posted together still execute in posting order

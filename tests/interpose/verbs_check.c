@@ -22,6 +22,12 @@
  * (client), like ibv_rc_pingpong; exit 0 when everything checked out.
  * The client then forks a child that exits at once (through exit(), so
  * atexit handlers run): it must not hang or crash in the child.
+ * With -a, an interval timer interrupts the program every 100 us with a
+ * SIGALRM whose handler allocates and frees (a handler that is not
+ * async-signal-safe, as perftest's duration mode has): a signal landing
+ * while the interposer, on the program's thread, holds the allocator's
+ * lock would hang it there (the handler is installed 50 ms before the
+ * timer starts: the interposer looks for handlers every 20 ms).
  * With -k on both sides, the server leaves once connected and the client
  * checks what a real QP whose peer died gives: IBV_WC_RETRY_EXC_ERR, then
  * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
@@ -35,7 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -542,11 +550,42 @@ static void peer_gone(void) {
     printf("verbs_check client: peer gone after %d writes: retry exceeded, flushed, error state, QP fatal\n", i);
 }
 
+/* -a: the handler allocates more than glibc's per-thread cache serves, so
+ * it takes the allocator's lock. */
+static volatile sig_atomic_t alarms_taken;
+static void alarm_allocates(int sig) {
+    (void)sig;
+    char *p = malloc(4096);
+    if (p) {
+        p[0] = 1;
+        free(p);
+    }
+    ++alarms_taken;
+}
+
+static void interval_alarms(int on) {
+    if (on) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = alarm_allocates;
+        sa.sa_flags = SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGALRM, &sa, NULL)) die("sigaction");
+        /* The interposer looks for the program's handlers every 20 ms
+         * (tent-run(1), BUGS): one installed just now is honoured from the
+         * first verbs call after that. */
+        usleep(50000);
+    }
+    struct itimerval t = {{0, on ? 100 : 0}, {0, on ? 100 : 0}};
+    if (setitimer(ITIMER_REAL, &t, NULL)) die("setitimer");
+}
+
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
-    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:ksxn:")) != -1) {
+    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0;
+    while ((opt = getopt(argc, argv, "p:d:g:aksxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 'a') alarms = 1;
         else if (opt == 'x') use_ex = 1;
         else if (opt == 'n') rounds = atoi(optarg);
         else if (opt == 's') use_srq = 1;
@@ -554,7 +593,7 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-k] [-s] [-x] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-k] [-s] [-x] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -620,6 +659,7 @@ int main(int argc, char **argv) {
         ibv_free_device_list(list);
         return 0;
     }
+    if (alarms) interval_alarms(1);
     for (int r = 0; r < rounds; ++r) {
         if (host) client();
         else server();
@@ -632,6 +672,11 @@ int main(int argc, char **argv) {
             memset(buf + ATOMIC_WORD, 0, sizeof word);
         }
         sync_oob(fd); /* the word is reset before the next round's atomics */
+    }
+    if (alarms) {
+        interval_alarms(0);
+        if (alarms_taken == 0) die("-a: no alarm came");
+        printf("verbs_check %s: %d alarms taken\n", role, (int)alarms_taken);
     }
     if (host) {
         /* fork() in a program using verbs, the child not touching them. */
