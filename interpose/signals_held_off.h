@@ -4,8 +4,8 @@
 // async-signal-safe (perftest's duration mode prints from its SIGALRM
 // handler) would deadlock on the allocator's lock if it landed inside
 // tent's malloc(). Holding the signals off (async_signals.h) costs two
-// system calls per call, about a tenth of ib_write_bw's 64 KiB rate on a
-// slow machine, so it is done only while the program catches some
+// system calls per call (12% of ib_write_bw's 64 KiB rate on a two-core
+// virtual machine), so it is done only while the program catches some
 // asynchronous signal: a program without handlers has nothing to deadlock.
 // The handlers are looked at (sigaction() per signal, about 80 us) at most
 // every kHandlerLookInterval, so a handler installed later is honoured
