@@ -1,6 +1,7 @@
 #include "async_events.h"
 
 #include "merged_fd.h"
+#include "signals_held_off.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -87,6 +88,7 @@ int async_event(ibv_context* context, ibv_async_event* event, int (*get)(ibv_con
     bool nonblocking = fds.nonblocking();
     for (;;) {
         {
+            SignalsHeldOff held;  // taking an event may free memory (signals_held_off.h)
             std::lock_guard lock(g_mu);
             auto it = queues().find(context);
             if (it != queues().end() && !it->second.events.empty()) {
@@ -117,6 +119,7 @@ bool own_event(const ibv_async_event* event) {
     if (event->event_type == IBV_EVENT_QP_FATAL) element = event->element.qp;
     else if (event->event_type == IBV_EVENT_SRQ_LIMIT_REACHED) element = event->element.srq;
     else return false;
+    SignalsHeldOff held;
     std::lock_guard lock(g_mu);
     auto it = raised().find(element);
     if (it == raised().end()) return false;
