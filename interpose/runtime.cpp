@@ -1031,14 +1031,16 @@ namespace {
 // Moves up to max of the completions tent produced for CQ to wc; -1 when
 // tent produces none for CQ (no carried QP uses it). *provider: whether
 // the provider may have completions for CQ too.
-// *blocked: the program's signals, held off from here on (signals_held_off.h)
-// for a CQ tent feeds: taking a completion may free memory.
-int take_queued(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider, std::optional<SignalsHeldOff>* blocked) {
+// blocked (null while the program catches no signal): the program's
+// signals, held off from here on (signals_held_off.h) for a CQ tent feeds:
+// taking a completion may free memory.
+int take_queued(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider,
+                std::optional<AsyncSignalsBlocked>* blocked) {
     State& s = state();
     std::lock_guard lock(s.mu);
     auto it = s.cqs.find(cq);
     if (it == s.cqs.end() || !it->second.carried) return -1;
-    if (!*blocked) blocked->emplace();
+    if (blocked && !*blocked) blocked->emplace();
     *provider = it->second.provider_qps > 0;
     std::deque<ibv_wc>& wcs = it->second.wcs;
     int n = 0;
@@ -1053,8 +1055,11 @@ int take_queued(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider, std::opti
 
 int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
     *provider = true;
-    std::optional<SignalsHeldOff> blocked;  // until tent's work on this thread is done
-    int n = take_queued(cq, max, wc, provider, &blocked);
+    // Until tent's work on this thread is done; whether to is decided here,
+    // not under the state mutex (a look at the handlers takes 80 us).
+    std::optional<AsyncSignalsBlocked> blocked;
+    auto* hold = program_catches_signals() ? &blocked : nullptr;
+    int n = take_queued(cq, max, wc, provider, hold);
     if (n < 0 || !g_engine) return std::max(n, 0);
     // Every poll of a CQ tent feeds is the program looking, also one that
     // finds completions the harvester queued: else a harvester that took
@@ -1067,7 +1072,7 @@ int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
     tent_completion_t c[64];
     int done = tent_poll(g_engine, c, 64);
     if (done > 0) settle_completions(c, done);
-    return std::max(take_queued(cq, max, wc, provider, &blocked), 0);
+    return std::max(take_queued(cq, max, wc, provider, hold), 0);
 }
 
 void program_blocks() {

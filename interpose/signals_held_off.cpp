@@ -5,14 +5,11 @@
 #include <atomic>
 #include <cstdint>
 
+#include "common/clock.h"
+
 namespace tent::interpose {
 
 namespace {
-
-std::int64_t steady_now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
 
 bool any_handler() {
     const sigset_t& asynchronous = asynchronous_signals();
@@ -35,10 +32,10 @@ std::atomic<bool> g_catches{true};
 } // namespace
 
 bool program_catches_signals() {
-    const std::int64_t now = steady_now_ns();
+    const std::int64_t now = SteadyClock::instance().now().time_since_epoch().count();
     if (now >= g_next_look_ns.load(std::memory_order_relaxed)) {
         // Two threads may look at once: both find the same.
-        g_next_look_ns.store(now + std::chrono::nanoseconds(kHandlerLookInterval).count(), std::memory_order_relaxed);
+        g_next_look_ns.store(now + Duration(kHandlerLookInterval).count(), std::memory_order_relaxed);
         g_catches.store(any_handler(), std::memory_order_relaxed);
     }
     return g_catches.load(std::memory_order_relaxed);
