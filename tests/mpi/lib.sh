@@ -84,16 +84,17 @@ run_under_hca_faults() {
     # A command is tried again while the rank lives: once, in CI, a rank's
     # simulated HCA answered nothing for 5 s, and 10 s later one of its
     # threads was still in uninterruptible sleep in the kernel (mmap, state
-    # D at vma_prepare); the rank went on afterwards, every byte checked. A machine that stalls
-    # a process is not a fault of tent's; up to six tries (a refused one
-    # fails at once, an unanswered one after 5 s), two seconds apart, then
-    # the rank's threads are shown and the test fails.
+    # D at vma_prepare); the rank went on afterwards, every byte checked.
+    # A machine that stalls a process is not a fault of tent's; up to six
+    # tries (a refused one fails at once, an unanswered one after 5 s), two
+    # seconds apart, then the rank's threads are shown and the test fails.
     ctl() {
         local tries
-        for ((tries = 0; tries < 6; tries++)); do
+        for ((tries = 1; ; tries++)); do
             "$sv_ctl" "$@" >>"$MPI_TMP/ctl" 2>&1 && return 0
             sleep 2
             kill -0 $job 2>/dev/null && alive "$victim" || return 1
+            [ "$tries" -lt 6 ] || break
             echo "note: simverbs-ctl $* failed while the rank lives; trying again" | tee -a "$MPI_TMP/ctl"
         done
         # A rank that does not answer: where each of its threads stands.
