@@ -34,11 +34,12 @@ public:
     // expired.
     Result<wire::RailTokenBytes> take(std::uint64_t connection_id, std::uint16_t rail_id,
                                       const wire::RailTokenBytes& shown, TimePoint now);
-    std::size_t size() const { return entries_.size(); }
-    // The expiry records kept beside the book (at most 2 * kMaxEntries).
-    std::size_t records() const { return by_age_.size(); }
 
 private:
+    // The unit test counts the entries and the expiry records (at most
+    // 2 * kMaxEntries); nothing else needs to.
+    friend struct RailTokenBookInspector;
+
     using Key = std::pair<std::uint64_t, std::uint16_t>;
     struct Entry {
         wire::RailToken token;
