@@ -1031,16 +1031,14 @@ namespace {
 // Moves up to max of the completions tent produced for CQ to wc; -1 when
 // tent produces none for CQ (no carried QP uses it). *provider: whether
 // the provider may have completions for CQ too.
-// blocked (null while the program catches no signal): the program's
-// signals, held off from here on (signals_held_off.h) for a CQ tent feeds:
+// held: engaged from here on for a CQ tent feeds (signals_held_off.h):
 // taking a completion may free memory.
-int take_queued(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider,
-                std::optional<AsyncSignalsBlocked>* blocked) {
+int take_queued(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider, SignalsHeldOff& held) {
     State& s = state();
     std::lock_guard lock(s.mu);
     auto it = s.cqs.find(cq);
     if (it == s.cqs.end() || !it->second.carried) return -1;
-    if (blocked && !*blocked) blocked->emplace();
+    held.engage();
     *provider = it->second.provider_qps > 0;
     std::deque<ibv_wc>& wcs = it->second.wcs;
     int n = 0;
@@ -1055,11 +1053,11 @@ int take_queued(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider,
 
 int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
     *provider = true;
-    // Until tent's work on this thread is done; whether to is decided here,
-    // not under the state mutex (a look at the handlers takes 80 us).
-    std::optional<AsyncSignalsBlocked> blocked;
-    auto* hold = program_catches_signals() ? &blocked : nullptr;
-    int n = take_queued(cq, max, wc, provider, hold);
+    // Held off once the CQ turns out to be tent's, until tent's work on this
+    // thread is done; how is decided here, not under the state mutex (a
+    // look at the handlers takes 80 us).
+    SignalsHeldOff held(SignalsHeldOff::Start::Later);
+    int n = take_queued(cq, max, wc, provider, held);
     if (n < 0 || !g_engine) return std::max(n, 0);
     // Every poll of a CQ tent feeds is the program looking, also one that
     // finds completions the harvester queued: else a harvester that took
@@ -1072,7 +1070,7 @@ int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
     tent_completion_t c[64];
     int done = tent_poll(g_engine, c, 64);
     if (done > 0) settle_completions(c, done);
-    return std::max(take_queued(cq, max, wc, provider, hold), 0);
+    return std::max(take_queued(cq, max, wc, provider, held), 0);
 }
 
 void program_blocks() {

@@ -1,37 +1,52 @@
 // The program's signals, held off its thread while the interposer works
 // there. Every post and poll of a carried queue pair runs tent on the
 // program's thread, and tent allocates: a signal whose handler is not
-// async-signal-safe (perftest's duration mode prints from its SIGALRM
-// handler) would deadlock on the allocator's lock if it landed inside
-// tent's malloc(). Holding the signals off (async_signals.h) costs two
-// system calls per call (12% of ib_write_bw's 64 KiB rate on a two-core
-// virtual machine), so it is done only while the program catches some
-// asynchronous signal: a program without handlers has nothing to deadlock.
-// The handlers are looked at (sigaction() per signal, about 80 us) at most
-// every kHandlerLookInterval, so a handler installed later is honoured
-// from the first call after that.
+// async-signal-safe (perftest's duration mode reads with stdio from its
+// SIGALRM handler) would deadlock on the allocator's lock if it landed
+// inside tent's malloc(). So the program's handlers are wrapped in tent's
+// trampolines (deferred_signals.h), and a signal that lands inside tent's
+// work waits until it is done, at no cost unless one lands. Where a handler
+// could not be wrapped, the signals are blocked instead (async_signals.h:
+// two system calls per call, which halved ib_send_bw's 64 B message rate on
+// a two-core virtual machine). The handlers are looked at (sigaction() per
+// signal, about 80 us) at most every kHandlerLookInterval, so a handler
+// installed later is wrapped from the first call after that.
 #pragma once
 
 #include <chrono>
 #include <optional>
 
 #include "common/async_signals.h"
+#include "common/deferred_signals.h"
 
 namespace tent::interpose {
 
 inline constexpr auto kHandlerLookInterval = std::chrono::milliseconds(20);
 
-// Whether the program had a handler for an asynchronous signal at the
-// last look (taken now when the last is older than kHandlerLookInterval).
-bool program_catches_signals();
+// Whether, at the last look (taken now when the last is older than
+// kHandlerLookInterval), some handler of the program could not be wrapped:
+// the signals must then be blocked.
+bool signals_must_be_blocked();
 
 class SignalsHeldOff {
 public:
-    SignalsHeldOff() {
-        if (program_catches_signals()) blocked_.emplace();
+    enum class Start { Now, Later };
+    // Later: hold them only from engage() on (decided here, away from the
+    // interposer's locks: a look takes 80 us).
+    explicit SignalsHeldOff(Start start = Start::Now) : block_(signals_must_be_blocked()) {
+        if (start == Start::Now) engage();
+    }
+    void engage() {
+        if (deferred_) return;
+        deferred_.emplace();
+        if (block_) blocked_.emplace();
     }
 
 private:
+    bool block_;
+    std::optional<SignalsDeferred> deferred_;
+    // Destroyed first: a signal that waited in the kernel lands in the
+    // deferral, which lets it go last, with the mask the thread had.
     std::optional<AsyncSignalsBlocked> blocked_;
 };
 

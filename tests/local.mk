@@ -31,6 +31,7 @@ CRITERION_TESTS = \
 	tests/unit/common/test_text \
 	tests/unit/common/test_knob_table \
 	tests/unit/common/test_crash_reporter \
+	tests/unit/common/test_deferred_signals \
 	tests/unit/common/test_rate_limiter \
 	tests/unit/common/test_log \
 	tests/unit/topology/test_topology \

@@ -7,6 +7,7 @@ libtentcore_la_SOURCES += \
 	src/common/text.h src/common/text.cpp \
 	src/common/unique_fd.h src/common/signal_free_thread.h \
 	src/common/async_signals.h src/common/async_signals.cpp \
+	src/common/deferred_signals.h src/common/deferred_signals.cpp \
 	src/common/log.h src/common/log.cpp
 libtentcore_la_SOURCES += src/common/crash_reporter.h src/common/crash_reporter.cpp
 libtentcore_la_SOURCES += src/common/crypto.h src/common/crypto.cpp src/common/job_key_cell.h
