@@ -87,22 +87,14 @@ start_client() {
     client_pid=$(pid_of client)
 }
 
-# ctl COMMAND PID ARGS...: one simverbs-ctl command, which must succeed.
-# A command the simulated HCA of a live process leaves unanswered (5 s) is
-# tried again, up to six tries 2 s apart: once in CI a process's thread sat
-# in uninterruptible sleep in the kernel for over 5 s (tests/mpi/lib.sh),
-# which is the machine's doing, not a fault of tent's.
+# ctl COMMAND PID ARGS...: one simverbs-ctl command, which must succeed
+# (tried again while process PID lives: retry_while_alive).
 ctl() {
-    local tries
-    for ((tries = 1; tries <= 6; tries++)); do
-        echo "$(now_ms) simverbs-ctl $*" >>"$tmp/ctl.log"
-        "$SV_CTL" "$@" >>"$tmp/ctl.log" 2>&1 && return 0
-        kill -0 "$2" 2>/dev/null || break
-        [ "$tries" -lt 6 ] && echo "note: simverbs-ctl $* failed while process $2 lives; trying again" |
-            tee -a "$tmp/ctl.log" && sleep 2
-    done
-    tail -20 "$tmp/ctl.log"
-    fail "simverbs-ctl $* failed"
+    retry_while_alive "$2" ctl_once "$@" || { tail -20 "$tmp/ctl.log"; fail "simverbs-ctl $* failed"; }
+}
+ctl_once() {
+    echo "$(now_ms) simverbs-ctl $*" >>"$tmp/ctl.log"
+    "$SV_CTL" "$@" >>"$tmp/ctl.log" 2>&1
 }
 
 # Stats lines of the client (or of $2): "T NAME BYTES STATE FAILOVERS" per line.

@@ -166,3 +166,19 @@ free_port() {
 
 # now_ms: wall time in milliseconds.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# retry_while_alive PID CMD...: CMD, tried again while it fails and process
+# PID lives: up to six tries, 2 s apart, with a note before each retry. A
+# fault command a simulated HCA leaves unanswered is not always tent's
+# fault: once in CI a process's thread sat in uninterruptible sleep in the
+# kernel for over 5 s. Returns 1 when no try succeeded.
+retry_while_alive() {
+    local pid=$1 try
+    shift
+    for ((try = 1; try <= 6; try++)); do
+        "$@" && return 0
+        kill -0 "$pid" 2>/dev/null && [ "$try" -lt 6 ] || return 1
+        echo "note: $* failed while process $pid lives; trying again" >&2
+        sleep 2
+    done
+}

@@ -40,13 +40,8 @@ kill -0 "$client_pid" 2>/dev/null || fail "the client ended before the pull"
 t_pull=$(now)
 for pid in "$spid" "$cpid"; do
     for dev in mlx5_0 mlx5_1; do
-        # Tried again while the process lives (tests/failover/lib.sh, ctl).
-        for try in 1 2 3 4 5 6; do
-            "${ctl[@]}" port-down "$pid" "$dev" >/dev/null && break
-            kill -0 "$pid" 2>/dev/null && [ "$try" -lt 6 ] || fail "simverbs-ctl port-down $pid $dev"
-            echo "note: simverbs-ctl port-down $pid $dev failed while the process lives; trying again"
-            sleep 2
-        done
+        retry_while_alive "$pid" "${ctl[@]}" port-down "$pid" "$dev" >/dev/null ||
+            fail "simverbs-ctl port-down $pid $dev"
     done
 done
 for n in 1 2; do ip -n "$NS_C" link set "$(ifname_c "$n")" down || fail "cannot take data link $n down"; done
