@@ -173,12 +173,13 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # fault: once in CI a process's thread sat in uninterruptible sleep in the
 # kernel for over 5 s. Returns 1 when no try succeeded.
 retry_while_alive() {
-    local pid=$1 try
+    local pid=$1 try=1
     shift
-    for ((try = 1; try <= 6; try++)); do
+    while :; do
         "$@" && return 0
         kill -0 "$pid" 2>/dev/null && [ "$try" -lt 6 ] || return 1
         echo "note: $* failed while process $pid lives; trying again" >&2
+        try=$((try + 1))
         sleep 2
     done
 }
