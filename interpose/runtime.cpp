@@ -491,23 +491,28 @@ std::int64_t steady_ns() {
 }
 
 // Harvests tent's completions of the interposer's posts while the program
-// does not (it sleeps on a completion channel, or does not poll at all).
+// does not (it sleeps on a completion channel, or does not poll at all),
+// and looks at the program's signal handlers (signals_held_off.h) so that
+// the program's thread need not.
 void harvest() {
     (void)pthread_setname_np(pthread_self(), "tent-harvest");
     TentScope scope;
     tent_completion_t c[64];
     const std::int64_t grace = std::chrono::nanoseconds(kProgramPollGrace).count();
     while (!g_stop.load(std::memory_order_relaxed)) {
+        const std::int64_t look_in = look_at_handlers_when_due().count();
         const std::int64_t since = steady_ns() - g_program_poll_ns.load(std::memory_order_relaxed);
         if (since < grace && !any_cq_armed()) {
             std::unique_lock lock(nap().mutex);
-            nap().cv.wait_for(lock, std::chrono::nanoseconds(grace - since));
+            nap().cv.wait_for(lock, std::chrono::nanoseconds(std::min(grace - since, look_in)));
             continue;
         }
         // While waiting in tent, this thread is woken by every completion:
         // a program that polls again soon (it was only descheduled) should
         // find it out of the way within a grace, not 50 ms.
-        if (tent_wait(g_engine, since < 20 * grace ? 5 : 50) <= 0) continue;
+        const std::int64_t look_ms = std::max<std::int64_t>(1, (look_in + 999999) / 1000000);
+        if (tent_wait(g_engine, static_cast<int>(std::min<std::int64_t>(since < 20 * grace ? 5 : 50, look_ms))) <= 0)
+            continue;
         int n = tent_poll(g_engine, c, 64);
         if (n > 0) settle_completions(c, n);
     }

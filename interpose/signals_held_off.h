@@ -9,8 +9,12 @@
 // could not be wrapped, the signals are blocked instead (async_signals.h:
 // two system calls per call, which halved ib_send_bw's 64 B message rate on
 // a two-core virtual machine). The handlers are looked at (sigaction() per
-// signal, about 80 us) at most every kHandlerLookInterval, so a handler
-// installed later is wrapped from the first call after that.
+// signal, about 80 us) every kHandlerLookInterval by the interposer's own
+// thread (runtime.cpp's harvester), not on the program's: there a look
+// would stall a verb every 20 ms (tens of system calls each). The
+// program's thread looks itself only when no look came for
+// kHandlerLookStale: before tent's thread starts, or in a forked child
+// that has none.
 #pragma once
 
 #include <chrono>
@@ -22,10 +26,15 @@
 namespace tent::interpose {
 
 inline constexpr auto kHandlerLookInterval = std::chrono::milliseconds(20);
+inline constexpr auto kHandlerLookStale = 3 * kHandlerLookInterval;
 
-// Whether, at the last look (taken now when the last is older than
-// kHandlerLookInterval), some handler of the program could not be wrapped:
-// the signals must then be blocked.
+// Looks at the program's handlers when the last look is kHandlerLookInterval
+// old; returns how long until the next look is due.
+std::chrono::nanoseconds look_at_handlers_when_due();
+
+// Whether, at the last look (taken now, on this thread, when the last is
+// older than kHandlerLookStale), some handler of the program could not be
+// wrapped: the signals must then be blocked.
 bool signals_must_be_blocked();
 
 class SignalsHeldOff {

@@ -256,8 +256,11 @@ private:
     void on_control_frame(Connection& conn, const wire::Frame& frame);
     void send_control(Connection& conn, const wire::Frame& frame);
     // Writes the control frames the socket would not take before, then reads
-    // the channel; gives the peer up if a control send failed.
-    void service_control(Connection& conn);
+    // the channel (when READ); gives the peer up if a control send failed.
+    void service_control(Connection& conn, bool read);
+    // Whether a device event queue or a control socket has input (one
+    // poll() over them all).
+    bool service_input_waiting();
     void mark_unreachable(Connection& conn, const Status& why);
     // Releases the connections of departed peers (engine_release.cpp).
     void release_departed();
@@ -477,9 +480,11 @@ private:
     // skip_quiet_rails()' poll set and the rail of each entry, kept between turns.
     std::vector<pollfd> quiet_fds_;
     std::vector<RailSlot*> quiet_slots_;
+    std::vector<pollfd> service_fds_;  // service_input_waiting()'s, kept between turns
     // The listeners, device event queues and control sockets are read when
-    // poll() found one readable, else at most every kServiceInterval: on a
-    // busy loop each read would be a failing system call.
+    // poll() found one readable, else at most every kServiceInterval, and
+    // then only when one poll() over them finds input: on a busy loop each
+    // read would be a failing system call.
     std::atomic<bool> service_due_{true};
     TimePoint last_service_{};
     TimePoint last_monitor_tick_{};

@@ -32,7 +32,7 @@ void Engine::send_control(Connection& conn, const wire::Frame& frame) {
     if (!s) conn.control_failure = Status(Code::PeerUnreachable, "control channel: " + s.message());
 }
 
-void Engine::service_control(Connection& conn) {
+void Engine::service_control(Connection& conn, bool read) {
     if (conn.unreachable) return;
     if (conn.control_failure.is_ok() && !conn.control_out.empty())
         if (Status s = conn.control_out.flush(conn.control.get()); !s)
@@ -41,7 +41,7 @@ void Engine::service_control(Connection& conn) {
         mark_unreachable(conn, conn.control_failure);
         return;
     }
-    read_control(conn);
+    if (read) read_control(conn);
 }
 
 void Engine::read_control(Connection& conn) {

@@ -43,7 +43,10 @@ bool Engine::progress_once() {
     for (auto& c : connected) add_connection(std::move(c));
     // A new connection's control socket may already hold frames.
     const bool service = service_due_ || !connected.empty();
-    if (service) poll_device_events();
+    // Most services of a driver that spins find nothing to read: one poll()
+    // tells, where each event queue and control socket cost a failing read.
+    const bool service_input = service && (!connected.empty() || service_input_waiting());
+    if (service_input) poll_device_events();
     // Waiting pieces first: they were posted before anything new.
     for (auto& [id, conn] : connections_) serve_parked(*conn, start);
     start_ops(submitted);
@@ -61,7 +64,7 @@ bool Engine::progress_once() {
             // or the rail failed (its pieces then move elsewhere).
             release_held(c, r);
         }
-        if (service) service_control(c);
+        if (service) service_control(c, service_input);
         if (recvs_changed) deliver(c);
     }
     if (!deferred_.empty()) retry_deferred();
@@ -93,6 +96,16 @@ bool Engine::progress_once() {
     if (stats_publisher_) publish_stats(now);
     if (busy) last_busy_ = now;  // progress_spin counts from here
     return busy;
+}
+
+bool Engine::service_input_waiting() {
+    service_fds_.clear();
+    for (auto& p : providers_)
+        for (int fd : p->event_fds()) service_fds_.push_back({fd, POLLIN, 0});
+    for (auto& [id, conn] : connections_)
+        if (!conn->unreachable) service_fds_.push_back({conn->control.get(), POLLIN, 0});
+    if (service_fds_.empty()) return false;
+    return ::poll(service_fds_.data(), service_fds_.size(), 0) != 0;  // a failed poll(): read them all
 }
 
 // A spinning driver's turn would otherwise cost a failing recv() per rail

@@ -571,10 +571,14 @@ static void interval_alarms(int on) {
         sa.sa_flags = SA_RESTART;
         sigemptyset(&sa.sa_mask);
         if (sigaction(SIGALRM, &sa, NULL)) die("sigaction");
-        /* The interposer looks for the program's handlers every 20 ms
-         * (tent-run(1), BUGS): one installed just now is honoured from the
-         * first verbs call after that. */
+        /* The interposer's own thread looks for the program's handlers
+         * every 20 ms (tent-run(1), BUGS): one installed just now is
+         * wrapped by then, with no verbs call of the program's in between. */
         usleep(50000);
+        struct sigaction now;
+        if (sigaction(SIGALRM, NULL, &now)) die("sigaction");
+        printf("verbs_check %s: alarm handler %s before the next verb\n", role,
+               now.sa_handler == alarm_allocates ? "not wrapped" : "wrapped");
     }
     struct itimerval t = {{0, on ? 100 : 0}, {0, on ? 100 : 0}};
     if (setitimer(ITIMER_REAL, &t, NULL)) die("setitimer");
