@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <random>
+#include <thread>
 
 #include "common/crash_reporter.h"
 #include "common/log.h"
@@ -338,7 +339,15 @@ std::size_t Engine::poll(std::vector<EngineCompletion>& out, std::size_t max) {
     // Completions already queued are returned without a turn: the caller
     // takes them (and posts more) sooner, and calls again when none is left.
     if (params_.caller_progress && !this_thread_drives()) application_poll(ready_completions() == 0);
-    if (ready_completions() == 0) return 0;  // no lock for a poll that finds nothing
+    if (ready_completions() == 0) {
+        // Only the progress thread drives: a caller polling in a loop
+        // gives it the CPU it may be waiting for. Else, with more threads
+        // spinning than cores (a poller and a progress thread per process,
+        // two processes, two cores), each step waited for a time slice:
+        // ib_send_lat under tent-run took 2 ms a round trip.
+        if (!params_.caller_progress && !this_thread_drives()) std::this_thread::yield();
+        return 0;  // no lock for a poll that finds nothing
+    }
     std::lock_guard lock(mutex_);
     out.reserve(out.size() + std::min(max, completions_.size()));  // one allocation, not one per doubling
     std::size_t n = 0;
