@@ -36,10 +36,14 @@ fault() {
     done
     [ "$pkts" -ge 300 ] || { show_log "$name-client"; fail "$name: no traffic before the pull"; }
     kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the pull"; }
-    for dev in $devs; do "$SV_CTL" port-down "$cpid" "$dev" >/dev/null || fail "$name: port-down $dev"; done
+    for dev in $devs; do
+        retry_while_alive "$cpid" "$SV_CTL" port-down "$cpid" "$dev" >/dev/null || fail "$name: port-down $dev"
+    done
     sleep 0.5
     kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the port came back"; }
-    for dev in $devs; do "$SV_CTL" port-up "$cpid" "$dev" >/dev/null || fail "$name: port-up $dev"; done
+    for dev in $devs; do
+        retry_while_alive "$cpid" "$SV_CTL" port-up "$cpid" "$dev" >/dev/null || fail "$name: port-up $dev"
+    done
     wait "$client_t" || crc=$?
     wait "$server_t" || src=$?
     if [ "$src" -ne 0 ] || [ "$crc" -ne 0 ]; then
