@@ -7,7 +7,9 @@
 # whose child exits at once, which must exit cleanly) under
 # tent-run on both sides, carried over both simulated HCAs, also with the
 # receives on a shared receive queue (-s), and with every post through the
-# extended QP API (-x: ibv_wr_*), with a signal handler that allocates
+# extended QP API (-x: ibv_wr_*), with a UD queue pair on the client's CQ
+# (-u: passed through, its completions mixed with the carried QP's), with a
+# signal handler that allocates
 # interrupting it (-a), and with two TCP rails (atomics in
 # posting order); and with a peer without tent, through the plain queue
 # pair.
@@ -42,6 +44,15 @@ done
 # The same with the receives on a shared receive queue (-s), carried too.
 carried srq -g 0 -s
 echo "srq: client $(rail_ops "$SV_TMP/srq-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/srq-client.log" mlx5_1) on mlx5_1"
+
+# A UD queue pair (passed through to the HCA) on the client's CQ beside
+# the carried RC one (-u): a datagram to itself while the RC send is in
+# flight, both QPs' completions taken from the one CQ, each with its own
+# qp_num (with the HCA's CQ left unpolled, the datagram never completes).
+carried udcq -g 0 -u -n 2
+grep -q "verbs_check client: a datagram on the shared CQ in each of 2 rounds" "$SV_TMP/udcq-client.log" ||
+    { show_log udcq-client; fail "udcq: the client did not exchange its datagrams"; }
+echo "udcq: client $(rail_ops "$SV_TMP/udcq-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/udcq-client.log" mlx5_1) on mlx5_1, a datagram a round on the same CQ"
 
 # The same with every post through the extended QP API (-x: ibv_wr_*,
 # atomics included), carried too.

@@ -28,6 +28,11 @@
  * while the interposer, on the program's thread, holds the allocator's
  * lock would hang it there (the handler is installed 50 ms before the
  * timer starts: the interposer looks for handlers every 20 ms).
+ * With -u, the client also keeps a UD queue pair on the same CQ (UD passes
+ * through the interposer to the HCA): while its first send of each round is
+ * in flight, it sends itself a datagram, and polling the one CQ must give
+ * the carried QP's completions and the UD QP's alike, each with its own
+ * qp_num, the datagram's bytes checked.
  * With -k on both sides, the server leaves once connected and the client
  * checks what a real QP whose peer died gives: IBV_WC_RETRY_EXC_ERR, then
  * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
@@ -57,6 +62,10 @@
 #define NATOMIC 48
 #define RECV_SLOT 8192u
 #define NRECV 16
+#define UD_AREA (RECV_AREA + (192u << 10)) /* past the receive slots: a datagram's landing place, then its source */
+#define UD_LEN 512u
+#define UD_GRH 40u
+#define UD_QKEY 0x11111111u
 #define NBURST 8 /* sends per half of the burst (twice NBURST fit the receives the server keeps posted) */
 static const uint32_t burst_len[2 * NBURST] = {1, 64, 200, 1024, 8, 2000, 3, 512, 100, 1000, 16, 777, 1025, 5, 64, 300};
 
@@ -76,6 +85,10 @@ static struct ibv_mr *mr;
 static struct ibv_srq *srq; /* -s */
 static uint8_t *buf;
 static struct endpoint self, peer;
+static struct ibv_qp *ud_qp; /* -u */
+static struct ibv_ah *ud_ah;
+static int ud_seen; /* the datagram's completions seen this round (send and receive) */
+static unsigned ud_seed;
 
 static void die(const char *fmt, ...) {
     va_list ap;
@@ -96,7 +109,24 @@ static void check(const uint8_t *p, size_t n, unsigned seed, const char *what) {
         if (p[i] != pattern(seed, i)) die("%s: byte %zu is 0x%02x, not 0x%02x", what, i, p[i], pattern(seed, i));
 }
 
-/* The next completion, within 10 s. */
+/* -u: one completion of the datagram the client sent itself. */
+static void ud_check(struct ibv_wc wc) {
+    if (wc.status != IBV_WC_SUCCESS) die("datagram: status %s", ibv_wc_status_str(wc.status));
+    if (wc.opcode == IBV_WC_SEND) {
+        if (wc.wr_id != 7001) die("datagram send: wr_id %llu, not 7001", (unsigned long long)wc.wr_id);
+    } else if (wc.opcode == IBV_WC_RECV) {
+        if (wc.wr_id != 7002) die("datagram receive: wr_id %llu, not 7002", (unsigned long long)wc.wr_id);
+        if (wc.byte_len != UD_GRH + UD_LEN) die("datagram receive: byte_len %u, not %u", wc.byte_len, UD_GRH + UD_LEN);
+        if (wc.src_qp != ud_qp->qp_num) die("datagram receive: src_qp 0x%x, not 0x%x", wc.src_qp, ud_qp->qp_num);
+        check(buf + UD_AREA + UD_GRH, UD_LEN, ud_seed, "datagram");
+    } else {
+        die("datagram: opcode %d", wc.opcode);
+    }
+    ++ud_seen;
+}
+
+/* The next completion of the RC QP, within 10 s (-u: the UD QP's met on
+ * the way are checked and counted). */
 static struct ibv_wc poll_wc(void) {
     struct ibv_wc wc;
     struct timespec t0, t;
@@ -104,6 +134,10 @@ static struct ibv_wc poll_wc(void) {
     for (;;) {
         int n = ibv_poll_cq(cq, 1, &wc);
         if (n < 0) die("ibv_poll_cq: %d", n);
+        if (n == 1 && ud_qp && wc.qp_num == ud_qp->qp_num) {
+            ud_check(wc);
+            continue;
+        }
         if (n == 1) return wc;
         clock_gettime(CLOCK_MONOTONIC, &t);
         if (t.tv_sec - t0.tv_sec > 10) die("no completion within 10 s");
@@ -289,6 +323,65 @@ static void bring_up(int fd, int gid_index) {
         die("modify to RTS");
 }
 
+/* -u: a UD QP on the RC QP's CQ, ready to send, and an address of itself. */
+static void ud_bring_up(int gid_index) {
+    struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+                                  .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
+    if (!(ud_qp = ibv_create_qp(pd, &ia))) die("ibv_create_qp (UD)");
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1, .qkey = UD_QKEY};
+    if (ibv_modify_qp(ud_qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+        die("UD: modify to INIT");
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_RTR;
+    if (ibv_modify_qp(ud_qp, &a, IBV_QP_STATE)) die("UD: modify to RTR");
+    a.qp_state = IBV_QPS_RTS;
+    a.sq_psn = 1;
+    if (ibv_modify_qp(ud_qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN)) die("UD: modify to RTS");
+    struct ibv_ah_attr ah = {.is_global = 1, .port_num = 1,
+                             .grh = {.dgid = self.gid, .sgid_index = (uint8_t)gid_index, .hop_limit = 1}};
+    if (!(ud_ah = ibv_create_ah(pd, &ah))) die("ibv_create_ah");
+}
+
+/* -u: a datagram to itself, its receive posted first. */
+static void ud_post(void) {
+    static unsigned round;
+    ud_seed = 50 + round++;
+    ud_seen = 0;
+    memset(buf + UD_AREA, 0, UD_GRH + UD_LEN);
+    fill(buf + UD_AREA + (8u << 10), UD_LEN, ud_seed);
+    struct ibv_sge r = {(uintptr_t)buf + UD_AREA, UD_GRH + UD_LEN, mr->lkey};
+    struct ibv_recv_wr rwr = {.wr_id = 7002, .sg_list = &r, .num_sge = 1}, *rbad;
+    if (ibv_post_recv(ud_qp, &rwr, &rbad)) die("ibv_post_recv (UD)");
+    struct ibv_sge g = {(uintptr_t)buf + UD_AREA + (8u << 10), UD_LEN, mr->lkey};
+    struct ibv_send_wr wr = {.wr_id = 7001, .sg_list = &g, .num_sge = 1, .opcode = IBV_WR_SEND,
+                             .send_flags = IBV_SEND_SIGNALED,
+                             .wr.ud = {.ah = ud_ah, .remote_qpn = ud_qp->qp_num, .remote_qkey = UD_QKEY}},
+                       *bad;
+    if (ibv_post_send(ud_qp, &wr, &bad)) die("ibv_post_send (UD)");
+}
+
+/* -u: until both of the datagram's completions came (within 10 s), the
+ * RC QP's receives met on the way held for next_wc(). */
+static void ud_wait(void) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (ud_seen < 2) {
+        struct ibv_wc wc;
+        int n = ibv_poll_cq(cq, 1, &wc);
+        if (n < 0) die("ibv_poll_cq: %d", n);
+        if (n == 1 && wc.qp_num == ud_qp->qp_num) {
+            ud_check(wc);
+        } else if (n == 1) {
+            if (!is_receive(wc.opcode) || wc.status != IBV_WC_SUCCESS || n_held == HELD_MAX)
+                die("datagram: an RC completion (opcode %d, wr_id %llu) while none was due", wc.opcode,
+                    (unsigned long long)wc.wr_id);
+            held[n_held++] = wc;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 10) die("datagram: %d of its 2 completions within 10 s", ud_seen);
+    }
+}
+
 static void client(void) {
     /* 1: a send gathered from two SGEs (1000 + 3000 bytes). */
     fill(buf + SEND_AREA, 4000, 1);
@@ -297,7 +390,9 @@ static void client(void) {
     struct ibv_send_wr wr = {.wr_id = 1, .sg_list = two, .num_sge = 2, .opcode = IBV_WR_SEND,
                              .send_flags = IBV_SEND_SIGNALED};
     post_send(&wr);
+    if (ud_qp) ud_post(); /* while the send is in flight */
     expect_wc(IBV_WC_SEND, 1, "send");
+    if (ud_qp) ud_wait();
     /* 2: an inline send with immediate data, from a stack buffer reused at once. */
     uint8_t small[48];
     fill(small, sizeof small, 2);
@@ -586,9 +681,10 @@ static void interval_alarms(int on) {
 
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
-    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:aksxn:")) != -1) {
+    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0;
+    while ((opt = getopt(argc, argv, "p:d:g:aksuxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 'u') use_ud = 1;
         else if (opt == 'a') alarms = 1;
         else if (opt == 'x') use_ex = 1;
         else if (opt == 'n') rounds = atoi(optarg);
@@ -597,7 +693,7 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-k] [-s] [-x] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-k] [-s] [-u] [-x] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -641,6 +737,7 @@ int main(int argc, char **argv) {
     }
     int fd = connect_oob(host, port);
     bring_up(fd, gid_index);
+    if (use_ud && host) ud_bring_up(gid_index);
     sync_oob(fd);
     if (kill_mode && !host) {
         /* One message first: the QP is up (over tent or not) on both sides.
@@ -694,6 +791,11 @@ int main(int argc, char **argv) {
         alarm(0);
     }
     close(fd);
+    if (ud_qp) {
+        printf("verbs_check %s: a datagram on the shared CQ in each of %d rounds\n", role, rounds);
+        ibv_destroy_ah(ud_ah);
+        ibv_destroy_qp(ud_qp);
+    }
     ibv_destroy_qp(qp);
     if (srq) ibv_destroy_srq(srq);
     ibv_destroy_cq(cq);
