@@ -19,9 +19,12 @@ namespace {
 
 // Bounds on one progress() call, so one busy rail cannot starve the others.
 constexpr int kMaxReceivesPerProgress = 64;
-// What one recv() into the receive buffer asks for: this much, or the rest
-// of the frame being cut when that is more (the buffer grows to one frame at
-// most). Small on purpose: what the buffer takes of a Write's or a
+// What one recv() into the receive buffer asks for: this much, or, while a
+// frame is being cut, the rest of it and this much more (the buffer grows
+// to one frame and a chunk at most): a recv() that fills exactly the rest
+// of a frame says nothing of what follows, and a message longer than a
+// chunk paid one more recv() that could only fail with EAGAIN. Small on
+// purpose: what the buffer takes of a Write's or a
 // ReadResponse's data is copied to its place, the rest is read straight
 // there (tcp_rail_direct.cpp), and a 256 KiB read pulled three quarters of a
 // 128 KiB data frame through the copy. 16 KiB still holds a hundred small
@@ -64,7 +67,7 @@ void TcpRail::receive(const std::function<void(const RailMessage&)>& on_message)
         // Make room for at least `need` more bytes: the scanner bounds it by
         // one frame of the wire's maximum size, whatever the peer announces.
         if (rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
-        const std::size_t want = std::max(need, kReceiveChunk);
+        const std::size_t want = need + kReceiveChunk;
         if (rx_.size() - rx_end_ < want) {
             if (rx_begin_ > 0) {
                 std::memmove(rx_.data(), rx_.data() + rx_begin_, rx_end_ - rx_begin_);
