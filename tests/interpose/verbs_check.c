@@ -561,7 +561,6 @@ static void server(void) {
     static int round;
     const int srq_limit_check = srq && round++ == 0;
     if (srq_limit_check) arm_srq_limit();
-    fill(buf + SOURCE_AREA, 100000, 5);
     unsigned slot = take_slot();
     struct ibv_wc wc = expect_recv(slot, 4000, "send");
     if (srq_limit_check) expect_srq_limit_event();
@@ -738,6 +737,10 @@ int main(int argc, char **argv) {
     int fd = connect_oob(host, port);
     bring_up(fd, gid_index);
     if (use_ud && host) ud_bring_up(gid_index);
+    /* What the client's reads find, in place before it may start: it
+     * reads without waiting for the server, which with -a first sleeps
+     * 50 ms (filled in server(), a late server was read as zeros). */
+    if (!host) fill(buf + SOURCE_AREA, 100000, 5);
     sync_oob(fd);
     if (kill_mode && !host) {
         /* One message first: the QP is up (over tent or not) on both sides.
@@ -780,7 +783,9 @@ int main(int argc, char **argv) {
         printf("verbs_check %s: %d alarms taken\n", role, (int)alarms_taken);
     }
     if (host) {
-        /* fork() in a program using verbs, the child not touching them. */
+        /* fork() in a program using verbs, the child not touching them
+         * (its exit() flushes stdio: nothing of ours may be left to print twice). */
+        fflush(stdout);
         pid_t child = fork();
         if (child < 0) die("fork");
         if (child == 0) exit(0);
