@@ -171,13 +171,18 @@ static struct ibv_wc next_wc(void) {
     return wc;
 }
 
+/* Keeps receive completion WC, met while waiting for WHAT, for next_wc(). */
+static void hold(struct ibv_wc wc, const char *what) {
+    if (n_held == HELD_MAX) die("%s: more than %d receive completions before it", what, HELD_MAX);
+    held[n_held++] = wc;
+}
+
 static struct ibv_wc expect_wc(enum ibv_wc_opcode op, uint64_t wr_id, const char *what) {
     if (is_receive(op)) return check_wc(next_wc(), op, wr_id, what);
     for (;;) {
         struct ibv_wc wc = poll_wc();
         if (!is_receive(wc.opcode) || wc.status != IBV_WC_SUCCESS) return check_wc(wc, op, wr_id, what);
-        if (n_held == HELD_MAX) die("%s: more than %d receive completions before it", what, HELD_MAX);
-        held[n_held++] = wc;
+        hold(wc, what);
     }
 }
 
@@ -372,10 +377,10 @@ static void ud_wait(void) {
         if (n == 1 && wc.qp_num == ud_qp->qp_num) {
             ud_check(wc);
         } else if (n == 1) {
-            if (!is_receive(wc.opcode) || wc.status != IBV_WC_SUCCESS || n_held == HELD_MAX)
+            if (!is_receive(wc.opcode) || wc.status != IBV_WC_SUCCESS)
                 die("datagram: an RC completion (opcode %d, wr_id %llu) while none was due", wc.opcode,
                     (unsigned long long)wc.wr_id);
-            held[n_held++] = wc;
+            hold(wc, "datagram");
         }
         clock_gettime(CLOCK_MONOTONIC, &t);
         if (t.tv_sec - t0.tv_sec > 10) die("datagram: %d of its 2 completions within 10 s", ud_seen);
