@@ -1,6 +1,7 @@
 #include "channel.h"
 
 #include "merged_fd.h"
+#include "runtime.h"
 #include "signals_held_off.h"
 
 #include <fcntl.h>
@@ -87,8 +88,11 @@ int channel_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context,
             }
         }
         // Either member becoming readable wakes this; tent's events are
-        // taken above, the provider's below.
-        if (fds.wait(nonblocking) < 0) return -1;
+        // taken above, the provider's below. A blocking wait drives tent
+        // meanwhile, so that a rail's completion wakes this thread itself.
+        const WaitOutcome drove = nonblocking ? WaitOutcome::CannotDrive : drive_while_waiting(fds.epoll_fd, 100);
+        if (drove == WaitOutcome::Settled) continue;
+        if (drove == WaitOutcome::CannotDrive && fds.wait(nonblocking) < 0) return -1;
         if (fds.provider_readable()) {
             // The provider reads its own fd: give it a copy of the channel
             // holding that fd.

@@ -462,6 +462,12 @@ void settle_completions(const tent_completion_t* c, int n) {
     for (auto& q : touched) pump(*q);
 }
 
+// Program threads driving tent while they sleep in ibv_get_cq_event, and
+// when the last such wait ended (steady clock, ns): the harvester keeps out
+// of their way (drive_while_waiting()).
+std::atomic<int> g_program_drivers{0};
+std::atomic<std::int64_t> g_program_drove_ns{0};
+
 // When the program last looked for completions of a carried QP (steady
 // clock, ns; 0: it may sleep on a channel), and the harvester's nap.
 std::atomic<std::int64_t> g_program_poll_ns{0};
@@ -490,6 +496,14 @@ std::int64_t steady_ns() {
         .count();
 }
 
+// A program thread drove tent while it waited on a channel, or did so less
+// than a grace ago (it is likely to wait so again soon).
+bool program_drives_on_channel() {
+    return g_program_drivers.load(std::memory_order_relaxed) > 0 ||
+           steady_ns() - g_program_drove_ns.load(std::memory_order_relaxed) <
+               std::chrono::nanoseconds(kProgramPollGrace).count();
+}
+
 // Harvests tent's completions of the interposer's posts while the program
 // does not (it sleeps on a completion channel, or does not poll at all),
 // and looks at the program's signal handlers (signals_held_off.h) so that
@@ -502,9 +516,10 @@ void harvest() {
     while (!g_stop.load(std::memory_order_relaxed)) {
         const std::int64_t look_in = look_at_handlers_when_due().count();
         const std::int64_t since = steady_ns() - g_program_poll_ns.load(std::memory_order_relaxed);
-        if (since < grace && !any_cq_armed()) {
+        const bool driven = program_drives_on_channel();
+        if (driven || (since < grace && !any_cq_armed())) {
             std::unique_lock lock(nap().mutex);
-            nap().cv.wait_for(lock, std::chrono::nanoseconds(std::min(grace - since, look_in)));
+            nap().cv.wait_for(lock, std::chrono::nanoseconds(std::min(driven ? grace : grace - since, look_in)));
             continue;
         }
         // While waiting in tent, this thread is woken by every completion:
@@ -1080,8 +1095,35 @@ int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
 
 void program_blocks() {
     g_program_poll_ns.store(0, std::memory_order_relaxed);
+    // A program that waits in ibv_get_cq_event drives tent there: no need to
+    // wake the harvester (it looks again within a grace).
+    if (program_drives_on_channel()) return;
     std::lock_guard lock(nap().mutex);
     nap().cv.notify_all();
+}
+
+WaitOutcome drive_while_waiting(int fd, int timeout_ms) {
+    if (!g_engine || getpid() != g_engine_pid) return WaitOutcome::CannotDrive;
+    // tent allocates while it drives; a signal's handler runs when this
+    // ends (the signal also ends the sleep).
+    SignalsHeldOff held;
+    struct Presence {
+        Presence() { g_program_drivers.fetch_add(1, std::memory_order_relaxed); }
+        ~Presence() {
+            g_program_drove_ns.store(steady_ns(), std::memory_order_relaxed);
+            g_program_drivers.fetch_sub(1, std::memory_order_relaxed);
+        }
+        Presence(const Presence&) = delete;
+        Presence& operator=(const Presence&) = delete;
+    } presence;
+    TentScope scope;
+    int ready = tent_wait_fds(g_engine, timeout_ms, &fd, 1);
+    if (ready < 0) return WaitOutcome::CannotDrive;
+    if (ready == 0) return WaitOutcome::Woken;
+    tent_completion_t c[64];
+    int n = tent_poll(g_engine, c, 64);
+    if (n > 0) settle_completions(c, n);
+    return WaitOutcome::Settled;
 }
 
 namespace {

@@ -53,6 +53,14 @@ int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider);
 // The program armed a CQ and may sleep on its channel: tent's completions
 // are harvested for it in the background.
 void program_blocks();
+// The program sleeps in ibv_get_cq_event: its thread drives tent (and
+// settles what completes, which may signal the channel) until a completion
+// is settled, FD is readable, a signal comes or TIMEOUT_MS pass. Waking
+// for the rail itself saves the harvester's wake-up on the way of every
+// event. CannotDrive: no engine, or it cannot be driven from here
+// (caller_progress=false); the caller waits on FD alone.
+enum class WaitOutcome { Settled, Woken, CannotDrive };
+WaitOutcome drive_while_waiting(int fd, int timeout_ms);
 
 // Discovery outcome ---------------------------------------------------------
 

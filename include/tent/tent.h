@@ -218,6 +218,14 @@ TENT_API int tent_poll(tent_engine_t *engine, tent_completion_t *out, int max);
  * requests in flight it polls the rails for up to progress_spin_us, then
  * sleeps until a completion or an event. */
 TENT_API int tent_wait(tent_engine_t *engine, int timeout_ms);
+/* As tent_wait(), and also returns (0 unless completions are ready) as soon
+ * as one of the nfds descriptors in fds is readable, has an error or hung
+ * up, or a signal interrupts the sleep: a thread that waits for its own
+ * descriptors too drives the engine while it waits, rather than leaving
+ * that to another thread whose wake-up would be one more on the way.
+ * TENT_ERR_UNSUPPORTED with caller_progress=false or from inside a
+ * callback: then wait on the descriptors and tent_wait() apart. */
+TENT_API int tent_wait_fds(tent_engine_t *engine, int timeout_ms, const int *fds, int nfds);
 
 /* Statistics of up to max rails into out; returns the number of rails the
  * engine has (which may exceed max) or a status. An operation whose

@@ -353,6 +353,19 @@ int tent_wait(tent_engine_t* engine, int timeout_ms) {
     });
 }
 
+int tent_wait_fds(tent_engine_t* engine, int timeout_ms, const int* fds, int nfds) {
+    return guarded([&]() -> int {
+        if (!engine || nfds < 0 || (nfds > 0 && !fds)) return TENT_ERR_INVALID;
+        for (int i = 0; i < nfds; ++i)
+            if (fds[i] < 0) return TENT_ERR_INVALID;
+        std::size_t ready = 0;
+        tent::Status s = engine->engine->wait(std::chrono::milliseconds(timeout_ms),
+                                              std::span<const int>(fds, static_cast<std::size_t>(nfds)), &ready);
+        if (!s) return status_of(s.code());
+        return static_cast<int>(std::min<std::size_t>(ready, INT_MAX));
+    });
+}
+
 int tent_rail_stats(tent_engine_t* engine, tent_rail_stats_t* out, int max) {
     return guarded([&]() -> int {
         if (!engine || max < 0 || (max > 0 && !out)) return TENT_ERR_INVALID;

@@ -376,6 +376,16 @@ std::size_t Engine::wait(std::chrono::milliseconds timeout) {
     return completions_.size();
 }
 
+Status Engine::wait(std::chrono::milliseconds timeout, std::span<const int> also, std::size_t* ready) {
+    // Only a thread that drives while it waits can watch descriptors as it
+    // sleeps; one that waits for the progress thread sleeps on a condition.
+    if (!params_.caller_progress || this_thread_drives())
+        return Status(Code::Unsupported, "waiting on descriptors needs caller_progress and a thread that is not "
+                                         "inside a turn");
+    *ready = timeout == std::chrono::milliseconds::zero() ? ready_completions() : wait_driving(timeout, also);
+    return Status::ok();
+}
+
 std::vector<RailStats> Engine::rail_stats() const {
     std::lock_guard lock(mutex_);
     return stats_;

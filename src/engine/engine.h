@@ -154,6 +154,13 @@ public:
     // Sleeps until a completion is ready to poll() or timeout has passed
     // (negative: no limit, zero: no sleep); returns how many are ready.
     std::size_t wait(std::chrono::milliseconds timeout);
+    // The same, and returns early when one of `also` is readable or a
+    // signal interrupts the sleep, so that a thread which also waits for
+    // descriptors of its own need not leave the driving to another (whose
+    // wake-up would be one more on the way). Only for an application
+    // thread that may drive (caller_progress); Unsupported otherwise.
+    // *ready: how many completions are ready.
+    Status wait(std::chrono::milliseconds timeout, std::span<const int> also, std::size_t* ready);
     std::vector<RailStats> rail_stats() const;
     // Counters and gauges of this engine (tent_metrics.h), for a stats
     // publisher or Prometheus text; updated by the progress thread.
@@ -197,8 +204,9 @@ private:
     // Drive lock held: whether the driver may sleep now, and on what. False:
     // run another turn at once (work found, spinning, work queued).
     bool prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms);
-    // Drive lock not held: sleeps in poll() on what prepare_sleep() chose.
-    void sleep_for_work(SleepSet& sleep);
+    // Drive lock not held: sleeps in poll() on what prepare_sleep() chose;
+    // true when a signal or one of the caller's descriptors ended the sleep.
+    bool sleep_for_work(SleepSet& sleep);
     bool this_thread_drives() const;
     bool on_progress_thread() const;
     // The progress thread while the application drives: accepts new
@@ -211,7 +219,7 @@ private:
     // and the progress thread drives.
     std::chrono::nanoseconds application_lease() const;
     // wait() on an application thread that drives while it waits.
-    std::size_t wait_driving(std::chrono::milliseconds timeout);
+    std::size_t wait_driving(std::chrono::milliseconds timeout, std::span<const int> also = {});
     // poll() on an application thread: one turn on it if turn_wanted (no
     // completion waits) and no other turn runs; either way the application
     // counts as driving.

@@ -17,6 +17,8 @@
 // block on the network but connect().
 #include <poll.h>
 #include <pthread.h>
+#include <cerrno>
+#include <cstdint>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,10 +60,25 @@ constexpr int kLongestSleepMs = 100;
 } // namespace
 
 struct Engine::SleepSet {
-    std::vector<pollfd> fds;    // [0] wake_fd_, then [1, service_end) read when service_due_, then rails
+    std::vector<pollfd> fds;    // [0] wake_fd_, then [1, service_end) read when service_due_, then rails,
+                                // then from caller_begin the caller's own (wait() with `also`)
     std::size_t service_end = 1;
+    std::size_t caller_begin = SIZE_MAX;
     int timeout_ms = 0;
 };
+
+namespace {
+
+// Whether one of the caller's descriptors is readable (or failed) now.
+bool any_ready_now(std::span<const int> fds) {
+    if (fds.empty()) return false;
+    std::vector<pollfd> p;
+    p.reserve(fds.size());
+    for (int fd : fds) p.push_back({fd, POLLIN, 0});
+    return ::poll(p.data(), p.size(), 0) > 0;
+}
+
+} // namespace
 
 bool Engine::this_thread_drives() const { return t_driving == this; }
 
@@ -159,7 +176,7 @@ void Engine::start_or_wake() {
     wake_progress_locked();
 }
 
-std::size_t Engine::wait_driving(std::chrono::milliseconds timeout) {
+std::size_t Engine::wait_driving(std::chrono::milliseconds timeout, std::span<const int> also) {
     using Steady = std::chrono::steady_clock;
     const Steady::time_point deadline =
         timeout < std::chrono::milliseconds::zero() ? Steady::time_point::max() : Steady::now() + timeout;
@@ -188,6 +205,8 @@ std::size_t Engine::wait_driving(std::chrono::milliseconds timeout) {
             completion_ready_.wait_until(lock, std::min(deadline, now + kServiceInterval),
                                          [this] { return !completions_.empty(); });
             --completion_waiters_;
+            lock.unlock();
+            if (any_ready_now(also)) return ready_completions();
             continue;
         }
         int cap = kLongestSleepMs;
@@ -204,7 +223,14 @@ std::size_t Engine::wait_driving(std::chrono::milliseconds timeout) {
             sleeping = prepare_sleep(busy, sleep, cap);
         }
         drive.unlock();
-        if (sleeping) sleep_for_work(sleep);
+        if (!sleeping) continue;
+        if (!also.empty()) {
+            sleep.caller_begin = sleep.fds.size();
+            for (int fd : also) sleep.fds.push_back({fd, POLLIN, 0});
+        }
+        // The caller's descriptor, or a signal for the caller's thread
+        // (its handler may be waiting for this call to end), ends the wait.
+        if (sleep_for_work(sleep) && !also.empty()) return ready_completions();
     }
 }
 
@@ -273,11 +299,11 @@ bool Engine::prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms) {
     return true;
 }
 
-void Engine::sleep_for_work(SleepSet& sleep) {
+bool Engine::sleep_for_work(SleepSet& sleep) {
     // The descriptors may close while this thread sleeps (another driver
     // fails a rail): poll() then reports POLLNVAL, and only the wake-up and
     // service descriptors' events are read below.
-    (void)::poll(sleep.fds.data(), sleep.fds.size(), sleep.timeout_ms);
+    const bool interrupted = ::poll(sleep.fds.data(), sleep.fds.size(), sleep.timeout_ms) < 0 && errno == EINTR;
     {
         std::lock_guard lock(mutex_);
         --sleepers_;
@@ -292,6 +318,9 @@ void Engine::sleep_for_work(SleepSet& sleep) {
             service_due_ = true;
             break;
         }
+    bool caller_ready = interrupted;
+    for (std::size_t i = sleep.caller_begin; i < sleep.fds.size(); ++i) caller_ready = caller_ready || sleep.fds[i].revents != 0;
+    return caller_ready;
 }
 
 void Engine::wake_progress_locked() {

@@ -4,7 +4,8 @@
 # simulated HCAs each: exit 0, their usual result row, and the client's
 # traffic carried over both HCAs (the engine's per-rail report at exit).
 # perftest's default posts with the ibv_wr_* API on a queue pair from
-# ibv_create_qp_ex; --use_old_post_send with ibv_post_send. Against a peer
+# ibv_create_qp_ex; --use_old_post_send with ibv_post_send; -e sleeps in
+# ibv_get_cq_event for every completion. Against a peer
 # without tent, the queue pair falls back to the HCA.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 skip_unless_installed ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat
@@ -21,6 +22,8 @@ cases=(
     "send_lat ib_send_lat 8 300"
     "old_write_bw ib_write_bw 65536 300 --use_old_post_send"
     "old_send_lat ib_send_lat 8 300 --use_old_post_send"
+    "event_send_lat ib_send_lat 8 300 -e"
+    "event_send_bw ib_send_bw 65536 300 -e"
 )
 for c in "${cases[@]}"; do
     read -r name prog size iters opts <<<"$c"

@@ -1,12 +1,17 @@
 /* tent_wait(): sleeps until a completion is ready or the timeout passes.
  * It must return early when a completion arrives (also one that arrives
  * while it sleeps, pushed by the progress thread), must not return early
- * without one, and takes no completion itself. */
+ * without one, and takes no completion itself. tent_wait_fds() also
+ * returns when one of the caller's descriptors becomes readable or a
+ * signal interrupts it, and refuses where the caller cannot drive. */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "capi_pair.h"
 #include "tent/tent.h"
@@ -124,4 +129,148 @@ Test(wait, returns_at_once_when_completions_are_ready) {
     cr_expect_eq(tent_wait(p.a, 10000), 1);
     cr_expect_lt(now_ms() - t0, 1000.0, "slept with a completion ready");
     destroy_pair(&p);
+}
+
+Test(wait, wait_fds_refuses_bad_arguments) {
+    int fd = 0;
+    cr_expect_eq(tent_wait_fds(NULL, 0, &fd, 1), TENT_ERR_INVALID);
+    struct pair p;
+    make_pair(&p);
+    cr_expect_eq(tent_wait_fds(p.a, 0, NULL, 1), TENT_ERR_INVALID, "fds NULL with nfds 1");
+    cr_expect_eq(tent_wait_fds(p.a, 0, &fd, -1), TENT_ERR_INVALID, "negative nfds");
+    int bad = -1;
+    cr_expect_eq(tent_wait_fds(p.a, 0, &bad, 1), TENT_ERR_INVALID, "a negative descriptor");
+    cr_expect_eq(tent_wait_fds(p.a, 0, NULL, 0), 0, "no descriptors, nothing ready");
+    destroy_pair(&p);
+}
+
+/* Writes one byte into a pipe after a delay, while the test thread sleeps
+ * in tent_wait_fds() on the pipe's other end. */
+struct late_byte {
+    int fd;
+    int delay_ms;
+};
+
+static void *write_later(void *arg) {
+    struct late_byte *l = arg;
+    nanosleep(&(struct timespec){0, (long)l->delay_ms * 1000000L}, NULL);
+    ssize_t put = write(l->fd, "x", 1);
+    (void)put;
+    return NULL;
+}
+
+Test(wait, wait_fds_returns_when_a_descriptor_becomes_readable) {
+    struct pair p;
+    make_pair(&p);
+    int pipefd[2];
+    cr_assert_eq(pipe(pipefd), 0);
+    struct late_byte l = {pipefd[1], 100};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, write_later, &l), 0);
+    double t0 = now_ms();
+    int rc = tent_wait_fds(p.a, 20000, &pipefd[0], 1);
+    double slept = now_ms() - t0;
+    pthread_join(t, NULL);
+    cr_expect_eq(rc, 0, "tent_wait_fds returned %d with no completion", rc);
+    cr_expect_geq(slept, 90.0, "returned after %.1f ms, before the byte was written", slept);
+    cr_expect_lt(slept, 10000.0, "slept %.1f ms: not woken by the descriptor", slept);
+    char byte = 0;
+    cr_expect_eq(read(pipefd[0], &byte, 1), 1);
+    cr_expect_eq(byte, 'x');
+    /* Still readable descriptors end the wait at once. */
+    cr_assert_eq(write(pipefd[1], "y", 1), 1);
+    t0 = now_ms();
+    cr_expect_eq(tent_wait_fds(p.a, 20000, &pipefd[0], 1), 0);
+    cr_expect_lt(now_ms() - t0, 10000.0);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    destroy_pair(&p);
+}
+
+Test(wait, wait_fds_wakes_for_a_completion_too) {
+    struct pair p;
+    make_pair(&p);
+    int pipefd[2];
+    cr_assert_eq(pipe(pipefd), 0);
+    cr_assert_eq(tent_post_recv(p.b, inbox, sizeof inbox, 7), TENT_OK);
+    struct late_post l = {p.peer, 100, -100};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, post_later, &l), 0);
+    double t0 = now_ms();
+    int rc = 0;
+    /* The send is posted after 100 ms; its completion, not the pipe
+     * (never written), ends the wait. */
+    while (rc == 0 && now_ms() - t0 < 10000.0) rc = tent_wait_fds(p.a, 20000, &pipefd[0], 1);
+    double slept = now_ms() - t0;
+    pthread_join(t, NULL);
+    cr_assert_eq(l.rc, TENT_OK, "%s", tent_strerror(l.rc));
+    cr_expect_eq(rc, 1, "tent_wait_fds returned %d", rc);
+    cr_expect_geq(slept, 90.0, "returned after %.1f ms, before the send was posted", slept);
+    tent_completion_t c[2];
+    cr_assert_eq(tent_poll(p.a, c, 2), 1);
+    cr_expect_eq(c[0].cookie, 42);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    destroy_pair(&p);
+}
+
+static atomic_int signals_seen;
+static void count_signal(int sig) {
+    (void)sig;
+    atomic_fetch_add(&signals_seen, 1);
+}
+
+struct nudger {
+    pthread_t target;
+    atomic_int done;
+};
+
+/* Signals the waiting thread every 100 ms until it has returned (one
+ * landing just before its sleep would not interrupt it). */
+static void *nudge(void *arg) {
+    struct nudger *n = arg;
+    for (int i = 0; i < 100 && !atomic_load(&n->done); ++i) {
+        nanosleep(&(struct timespec){0, 100000000L}, NULL);
+        if (!atomic_load(&n->done)) pthread_kill(n->target, SIGUSR1);
+    }
+    return NULL;
+}
+
+Test(wait, wait_fds_returns_when_a_signal_interrupts_it) {
+    struct sigaction sa = {0};
+    sa.sa_handler = count_signal;
+    sa.sa_flags = SA_RESTART; /* poll() is interrupted all the same */
+    cr_assert_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+    struct pair p;
+    make_pair(&p);
+    int pipefd[2];
+    cr_assert_eq(pipe(pipefd), 0);
+    struct nudger n = {pthread_self(), 0};
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, nudge, &n), 0);
+    double t0 = now_ms();
+    int rc = tent_wait_fds(p.a, 20000, &pipefd[0], 1);
+    double slept = now_ms() - t0;
+    atomic_store(&n.done, 1);
+    pthread_join(t, NULL);
+    cr_expect_eq(rc, 0, "tent_wait_fds returned %d", rc);
+    cr_expect_geq(atomic_load(&signals_seen), 1, "no signal was handled");
+    cr_expect_lt(slept, 10000.0, "slept %.1f ms through the signals", slept);
+    signal(SIGUSR1, SIG_DFL);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    destroy_pair(&p);
+}
+
+Test(wait, wait_fds_is_unsupported_where_the_caller_cannot_drive) {
+    setenv("TENT_CALLER_PROGRESS", "false", 1);
+    tent_engine_t *e = NULL;
+    int rc = tent_engine_create(NULL, &e);
+    unsetenv("TENT_CALLER_PROGRESS");
+    cr_assert_eq(rc, TENT_OK, "%s", tent_strerror(rc));
+    int fd = 0;
+    cr_expect_eq(tent_wait_fds(e, 10, &fd, 1), TENT_ERR_UNSUPPORTED);
+    /* tent_wait() itself still works there. */
+    cr_expect_eq(tent_wait(e, 10), 0);
+    cr_assert_eq(tent_engine_destroy(e), TENT_OK);
 }
