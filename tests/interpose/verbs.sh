@@ -65,8 +65,8 @@ echo "qpex: client $(rail_ops "$SV_TMP/qpex-client.log" mlx5_0) ops on mlx5_0, $
 # thread would find the allocator locked and hang the handler there
 # (without the interposer holding signals off, 3 runs of 3 hung). The
 # handler, installed once the queue pair is up, is wrapped by tent's own
-# thread while the program makes no verbs call (50 ms): the program's
-# thread does not pay for the look.
+# thread while the program makes no verbs call (it looks for up to 2 s):
+# the program's thread does not pay for the look.
 for api in "" -x; do
     carried "alarms$api" -g 0 -a $api -n 20
     for side in server client; do

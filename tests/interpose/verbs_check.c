@@ -672,12 +672,20 @@ static void interval_alarms(int on) {
         if (sigaction(SIGALRM, &sa, NULL)) die("sigaction");
         /* The interposer's own thread looks for the program's handlers
          * every 20 ms (tent-run(1), BUGS): one installed just now is
-         * wrapped by then, with no verbs call of the program's in between. */
-        usleep(50000);
+         * wrapped soon, with no verbs call of the program's in between.
+         * Looked at every 10 ms for up to 2 s: on a loaded two-core
+         * machine that thread may wait longer than one look for a CPU
+         * (a fixed 50 ms failed once in a parallel make check). */
         struct sigaction now;
-        if (sigaction(SIGALRM, NULL, &now)) die("sigaction");
-        printf("verbs_check %s: alarm handler %s before the next verb\n", role,
-               now.sa_handler == alarm_allocates ? "not wrapped" : "wrapped");
+        int waited_ms = 0;
+        for (;;) {
+            if (sigaction(SIGALRM, NULL, &now)) die("sigaction");
+            if (now.sa_handler != alarm_allocates || waited_ms >= 2000) break;
+            usleep(10000);
+            waited_ms += 10;
+        }
+        printf("verbs_check %s: alarm handler %s before the next verb (looked for %d ms)\n", role,
+               now.sa_handler == alarm_allocates ? "not wrapped" : "wrapped", waited_ms);
     }
     struct itimerval t = {{0, on ? 100 : 0}, {0, on ? 100 : 0}};
     if (setitimer(ITIMER_REAL, &t, NULL)) die("setitimer");
