@@ -75,6 +75,7 @@ CRITERION_TESTS = \
 	tests/unit/wire/test_version_negotiation \
 	tests/unit/wire/test_auth_handshake \
 	tests/unit/engine/test_send_reassembler \
+	tests/unit/engine/test_memory_registry \
 	tests/unit/engine/test_send_flow \
 	tests/unit/engine/test_watched_time \
 	tests/unit/engine/test_engine_flow \

@@ -1,5 +1,6 @@
 #include "engine/memory_registry.h"
 
+#include <algorithm>
 #include <string>
 
 namespace tent {
@@ -39,6 +40,8 @@ Result<std::shared_ptr<const Registration>> MemoryRegistry::add(void* addr, std:
     } while (reg->handle.tcp_key == 0 || by_tcp_key_.count(reg->handle.tcp_key));
     by_id_[reg->id] = reg;
     by_tcp_key_[reg->handle.tcp_key] = reg;
+    by_address_.emplace(reg->handle.address, reg);
+    longest_ = std::max(longest_, length);
     return std::shared_ptr<const Registration>(reg);
 }
 
@@ -54,6 +57,12 @@ Status MemoryRegistry::remove(std::uint64_t id, const std::vector<TransportProvi
         reg = it->second;
         by_id_.erase(it);
         by_tcp_key_.erase(reg->handle.tcp_key);
+        auto [first, last] = by_address_.equal_range(reg->handle.address);
+        for (auto a = first; a != last; ++a)
+            if (a->second->id == id) {
+                by_address_.erase(a);
+                break;
+            }
     }
     void* addr = reinterpret_cast<void*>(reg->handle.address);
     for (std::size_t i = 0; i < providers.size() && i < reg->keys.size(); ++i)
@@ -71,9 +80,14 @@ std::optional<wire::MemoryHandle> MemoryRegistry::find_by_tcp_key(std::uint32_t 
 std::shared_ptr<const Registration> MemoryRegistry::find_local(const void* addr, std::uint64_t length) const {
     auto a = reinterpret_cast<std::uint64_t>(addr);
     std::lock_guard lock(mutex_);
-    for (const auto& [id, reg] : by_id_) {
-        const auto& h = reg->handle;
-        if (a >= h.address && a - h.address <= h.length && length <= h.length - (a - h.address)) return reg;
+    // Regions starting at or below a, nearest first; none starting more
+    // than longest_ below a can reach it. Regions may overlap: any one
+    // that holds the whole range will do.
+    for (auto it = by_address_.upper_bound(a); it != by_address_.begin();) {
+        --it;
+        if (a - it->first > longest_) break;
+        const auto& h = it->second->handle;
+        if (a - h.address <= h.length && length <= h.length - (a - h.address)) return it->second;
     }
     return nullptr;
 }

@@ -46,6 +46,12 @@ private:
     // Taken before mutex_ (rails hold it while they look regions up).
     std::shared_ptr<RegionUseLock> use_lock_ = std::make_shared<RegionUseLock>();
     std::map<std::uint64_t, std::shared_ptr<const Registration>> by_id_;
+    // The same by start address, for find_local() on every post: a scan
+    // of by_id_ cost a post through the interposer, whose send buffers are
+    // registrations of their own (hundreds under perftest), tens of
+    // microseconds at worst.
+    std::multimap<std::uint64_t, std::shared_ptr<const Registration>> by_address_;
+    std::uint64_t longest_ = 0;  // the longest region ever registered: how far back a lookup looks
     std::map<std::uint32_t, std::shared_ptr<const Registration>> by_tcp_key_;
     std::uint64_t next_id_ = 1;
     std::uint32_t next_key_;
