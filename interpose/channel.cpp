@@ -62,6 +62,16 @@ void release_channel(ibv_comp_channel* channel) {
     channels().erase(it);
 }
 
+namespace {
+
+bool event_queued(const ibv_comp_channel* channel) {
+    std::lock_guard lock(g_mu);
+    auto it = channels().find(channel);
+    return it != channels().end() && !it->second.events.empty();
+}
+
+} // namespace
+
 int channel_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context,
                   int (*provider_get)(ibv_comp_channel*, ibv_cq**, void**)) {
     MergedFd fds;
@@ -91,7 +101,9 @@ int channel_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context,
         // taken above, the provider's below. A blocking wait drives tent
         // meanwhile, so that a rail's completion wakes this thread itself.
         const WaitOutcome drove = nonblocking ? WaitOutcome::CannotDrive : drive_while_waiting(fds.epoll_fd, 100);
-        if (drove == WaitOutcome::Settled) continue;
+        // Completions for other CQs (a busy transfer elsewhere) must not
+        // keep the provider's events waiting: those are looked at below.
+        if (drove == WaitOutcome::Settled && event_queued(channel)) continue;
         if (drove == WaitOutcome::CannotDrive && fds.wait(nonblocking) < 0) return -1;
         if (fds.provider_readable()) {
             // The provider reads its own fd: give it a copy of the channel

@@ -220,7 +220,8 @@ TENT_API int tent_poll(tent_engine_t *engine, tent_completion_t *out, int max);
 TENT_API int tent_wait(tent_engine_t *engine, int timeout_ms);
 /* As tent_wait(), and also returns (0 unless completions are ready) as soon
  * as one of the nfds descriptors in fds is readable, has an error or hung
- * up, or a signal interrupts the sleep: a thread that waits for its own
+ * up (within a millisecond while the engine is busy), or a signal
+ * interrupts the sleep: a thread that waits for its own
  * descriptors too drives the engine while it waits, rather than leaving
  * that to another thread whose wake-up would be one more on the way.
  * TENT_ERR_UNSUPPORTED with caller_progress=false or from inside a

@@ -192,10 +192,18 @@ std::size_t Engine::wait_driving(std::chrono::milliseconds timeout, std::span<co
         Presence(const Presence&) = delete;
         Presence& operator=(const Presence&) = delete;
     } presence(*this);
+    // While turns keep finding work (no sleep), the caller's descriptors
+    // are looked at once per kServiceInterval: a system call per turn
+    // would cost a busy engine more than the caller's event waits.
+    Steady::time_point next_look = Steady::now() + kServiceInterval;
     for (;;) {
         if (std::size_t n = ready_completions()) return n;
         const Steady::time_point now = Steady::now();
         if (now >= deadline) return 0;
+        if (!also.empty() && now >= next_look) {
+            if (any_ready_now(also)) return ready_completions();
+            next_look = now + kServiceInterval;
+        }
         std::unique_lock drive(drive_mutex_, std::try_to_lock);
         if (!drive.owns_lock()) {
             // Another thread runs a turn; it queues what completes and
