@@ -54,6 +54,26 @@ grep -q "verbs_check client: a datagram on the shared CQ in each of 2 rounds" "$
     { show_log udcq-client; fail "udcq: the client did not exchange its datagrams"; }
 echo "udcq: client $(rail_ops "$SV_TMP/udcq-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/udcq-client.log" mlx5_1) on mlx5_1, a datagram a round on the same CQ"
 
+# Completion events (-e): each side sleeps in ibv_get_cq_event for its
+# completions, where the interposer drives tent on the waiting thread; with
+# -u the client's channel also serves the UD QP, whose completions are the
+# HCA's own events, and after each round the client sleeps there 16 times
+# with nothing of tent's in flight while another thread posts a datagram:
+# an interposer that did not watch the adapter's channel while it drives
+# tent would leave it asleep until the time limit.
+carried events -g 0 -e
+carried udcq-events -g 0 -u -e -n 2
+grep -q "verbs_check client: a datagram on the shared CQ in each of 2 rounds" "$SV_TMP/udcq-events-client.log" ||
+    { show_log udcq-events-client; fail "udcq-events: the client did not exchange its datagrams"; }
+for name in events udcq-events; do
+    for side in server client; do
+        got=$(sed -n "s/^verbs_check $side: \([0-9]*\) completion events$/\1/p" "$SV_TMP/$name-$side.log")
+        [ "${got:-0}" -gt 0 ] || { show_log "$name-$side"; fail "$name: $side took no completion event"; }
+    done
+    echo "$name: $(sed -n 's/^verbs_check client: \([0-9]*\) completion events$/\1/p' "$SV_TMP/$name-client.log") completion events on the client"
+done
+grep -h "quiet datagrams" "$SV_TMP/udcq-events-client.log"
+
 # The same with every post through the extended QP API (-x: ibv_wr_*,
 # atomics included), carried too.
 carried qpex -g 0 -x

@@ -33,6 +33,14 @@
  * in flight, it sends itself a datagram, and polling the one CQ must give
  * the carried QP's completions and the UD QP's alike, each with its own
  * qp_num, the datagram's bytes checked.
+ * With -e, the program sleeps for its completions: the CQ has a completion
+ * channel, and a poll that finds nothing arms the CQ, polls once more, and
+ * then blocks in ibv_get_cq_event until the CQ's next completion (with -u
+ * the channel serves the carried QP and the UD QP that passes through, so
+ * both tent's events and the HCA's must wake it, and after each round the
+ * client sleeps 16 times in ibv_get_cq_event with nothing of the carried
+ * QP in flight while another thread posts a datagram: only the HCA's event
+ * can wake it); it counts the events.
  * With -k on both sides, the server leaves once connected and the client
  * checks what a real QP whose peer died gives: IBV_WC_RETRY_EXC_ERR, then
  * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
@@ -41,6 +49,7 @@
 #include <infiniband/verbs.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,6 +75,7 @@
 #define UD_LEN 512u
 #define UD_GRH 40u
 #define UD_QKEY 0x11111111u
+#define QUIET_DATAGRAMS 16
 #define NBURST 8 /* sends per half of the burst (twice NBURST fit the receives the server keeps posted) */
 static const uint32_t burst_len[2 * NBURST] = {1, 64, 200, 1024, 8, 2000, 3, 512, 100, 1000, 16, 777, 1025, 5, 64, 300};
 
@@ -89,6 +99,10 @@ static struct ibv_qp *ud_qp; /* -u */
 static struct ibv_ah *ud_ah;
 static int ud_seen; /* the datagram's completions seen this round (send and receive) */
 static unsigned ud_seed;
+static struct ibv_comp_channel *channel; /* -e */
+static int cq_armed;
+static unsigned events_taken, quiet_sleeps;
+static int quiet; /* -e -u: waiting for a datagram with nothing of the carried QP in flight */
 
 static void die(const char *fmt, ...) {
     va_list ap;
@@ -125,6 +139,27 @@ static void ud_check(struct ibv_wc wc) {
     ++ud_seen;
 }
 
+/* -e, after a poll of the CQ found nothing: arms the CQ (the caller polls
+ * once more, so a completion that came before the arming is not slept
+ * through); after the next empty poll, sleeps in ibv_get_cq_event until the
+ * CQ's next completion. An event left by an arming whose poll then found a
+ * completion is taken on the way. */
+static void await_completion(void) {
+    if (!cq_armed) {
+        if (ibv_req_notify_cq(cq, 0)) die("ibv_req_notify_cq");
+        cq_armed = 1;
+        return;
+    }
+    struct ibv_cq *ev_cq;
+    void *ev_ctx;
+    quiet_sleeps += quiet;
+    if (ibv_get_cq_event(channel, &ev_cq, &ev_ctx)) die("ibv_get_cq_event");
+    if (ev_cq != cq) die("ibv_get_cq_event: an event of another CQ");
+    ibv_ack_cq_events(ev_cq, 1);
+    ++events_taken;
+    cq_armed = 0;
+}
+
 /* The next completion of the RC QP, within 10 s (-u: the UD QP's met on
  * the way are checked and counted). */
 static struct ibv_wc poll_wc(void) {
@@ -139,6 +174,7 @@ static struct ibv_wc poll_wc(void) {
             continue;
         }
         if (n == 1) return wc;
+        if (channel) await_completion();
         clock_gettime(CLOCK_MONOTONIC, &t);
         if (t.tv_sec - t0.tv_sec > 10) die("no completion within 10 s");
     }
@@ -381,10 +417,39 @@ static void ud_wait(void) {
                 die("datagram: an RC completion (opcode %d, wr_id %llu) while none was due", wc.opcode,
                     (unsigned long long)wc.wr_id);
             hold(wc, "datagram");
+        } else if (channel) {
+            await_completion();
         }
         clock_gettime(CLOCK_MONOTONIC, &t);
         if (t.tv_sec - t0.tv_sec > 10) die("datagram: %d of its 2 completions within 10 s", ud_seen);
     }
+}
+
+static void *post_datagram_later(void *arg) {
+    (void)arg;
+    usleep(20000);
+    ud_post();
+    return NULL;
+}
+
+/* -e -u: with nothing of the carried QP's in flight and the CQ empty and
+ * armed, this thread sleeps in ibv_get_cq_event while another posts a
+ * datagram 20 ms later: only the HCA's own event can wake it (the
+ * interposer must watch the adapter's channel while it drives tent in that
+ * wait; if it did not, this would sleep until the test's time limit). */
+static void quiet_datagram(void) {
+    struct ibv_wc wc;
+    int n = ibv_poll_cq(cq, 1, &wc);
+    if (n != 0) die("quiet datagram: the CQ was not empty (%d, opcode %d)", n, n > 0 ? (int)wc.opcode : -1);
+    if (!cq_armed && ibv_req_notify_cq(cq, 0)) die("ibv_req_notify_cq");
+    cq_armed = 1;
+    pthread_t t;
+    if (pthread_create(&t, NULL, post_datagram_later, NULL)) die("pthread_create");
+    quiet = 1;
+    await_completion();
+    quiet = 0;
+    pthread_join(t, NULL);
+    ud_wait();
 }
 
 static void client(void) {
@@ -693,9 +758,10 @@ static void interval_alarms(int on) {
 
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
-    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:aksuxn:")) != -1) {
+    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0;
+    while ((opt = getopt(argc, argv, "p:d:g:aeksuxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 'e') events = 1;
         else if (opt == 'u') use_ud = 1;
         else if (opt == 'a') alarms = 1;
         else if (opt == 'x') use_ex = 1;
@@ -705,7 +771,7 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-k] [-s] [-u] [-x] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-e] [-k] [-s] [-u] [-x] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -726,7 +792,8 @@ int main(int argc, char **argv) {
     if (!(mr = ibv_reg_mr(pd, buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                                                  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
         die("ibv_reg_mr");
-    if (!(cq = ibv_create_cq(ctx, 256, NULL, NULL, 0))) die("ibv_create_cq");
+    if (events && !(channel = ibv_create_comp_channel(ctx))) die("ibv_create_comp_channel");
+    if (!(cq = ibv_create_cq(ctx, 256, NULL, channel, 0))) die("ibv_create_cq");
     struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
                                   .cap = {.max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 4,
                                           .max_recv_sge = 4, .max_inline_data = 64}};
@@ -780,6 +847,8 @@ int main(int argc, char **argv) {
     for (int r = 0; r < rounds; ++r) {
         if (host) client();
         else server();
+        if (ud_qp && channel)
+            for (int i = 0; i < QUIET_DATAGRAMS; ++i) quiet_datagram();
         sync_oob(fd);
         if (!host) {
             /* The client's atomics of this round are done: what they left. */
@@ -821,6 +890,10 @@ int main(int argc, char **argv) {
     ibv_dealloc_pd(pd);
     ibv_close_device(ctx);
     ibv_free_device_list(list);
+    if (channel) printf("verbs_check %s: %u completion events\n", role, events_taken);
+    if (channel && ud_qp)
+        printf("verbs_check %s: %d quiet datagrams a round, %u sleeps in ibv_get_cq_event for them\n", role,
+               QUIET_DATAGRAMS, quiet_sleeps);
     printf("verbs_check %s: ok\n", role);
     return 0;
 }
