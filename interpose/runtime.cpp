@@ -462,6 +462,15 @@ void settle_completions(const tent_completion_t* c, int n) {
     for (auto& q : touched) pump(*q);
 }
 
+// Takes what tent completed (a turn on this thread first, unless another
+// runs one) and settles it; how many.
+int settle_ready() {
+    tent_completion_t c[64];
+    int n = tent_poll(g_engine, c, 64);
+    if (n > 0) settle_completions(c, n);
+    return n;
+}
+
 // Program threads driving tent while they sleep in ibv_get_cq_event, and
 // when the last such wait ended (steady clock, ns): the harvester keeps out
 // of their way (drive_while_waiting()).
@@ -511,7 +520,6 @@ bool program_drives_on_channel() {
 void harvest() {
     (void)pthread_setname_np(pthread_self(), "tent-harvest");
     TentScope scope;
-    tent_completion_t c[64];
     const std::int64_t grace = std::chrono::nanoseconds(kProgramPollGrace).count();
     while (!g_stop.load(std::memory_order_relaxed)) {
         const std::int64_t look_in = look_at_handlers_when_due().count();
@@ -528,8 +536,7 @@ void harvest() {
         const std::int64_t look_ms = std::max<std::int64_t>(1, (look_in + 999999) / 1000000);
         if (tent_wait(g_engine, static_cast<int>(std::min<std::int64_t>(since < 20 * grace ? 5 : 50, look_ms))) <= 0)
             continue;
-        int n = tent_poll(g_engine, c, 64);
-        if (n > 0) settle_completions(c, n);
+        settle_ready();
     }
 }
 
@@ -1087,9 +1094,7 @@ int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
     // Nothing queued: drive tent on this thread (a turn, unless another
     // thread runs one) and settle what it completed.
     TentScope scope;
-    tent_completion_t c[64];
-    int done = tent_poll(g_engine, c, 64);
-    if (done > 0) settle_completions(c, done);
+    settle_ready();
     return std::max(take_queued(cq, max, wc, provider, held), 0);
 }
 
@@ -1120,9 +1125,7 @@ WaitOutcome drive_while_waiting(int fd, int timeout_ms) {
     int ready = tent_wait_fds(g_engine, timeout_ms, &fd, 1);
     if (ready < 0) return WaitOutcome::CannotDrive;
     if (ready == 0) return WaitOutcome::Woken;
-    tent_completion_t c[64];
-    int n = tent_poll(g_engine, c, 64);
-    if (n > 0) settle_completions(c, n);
+    settle_ready();
     return WaitOutcome::Settled;
 }
 

@@ -192,9 +192,10 @@ std::size_t Engine::wait_driving(std::chrono::milliseconds timeout, std::span<co
         Presence(const Presence&) = delete;
         Presence& operator=(const Presence&) = delete;
     } presence(*this);
-    // While turns keep finding work (no sleep), the caller's descriptors
-    // are looked at once per kServiceInterval: a system call per turn
-    // would cost a busy engine more than the caller's event waits.
+    // While this thread does not sleep in poll() (turns keep finding work,
+    // or another thread runs them), the caller's descriptors are looked at
+    // once per kServiceInterval: a system call per turn would cost a busy
+    // engine more than the caller's event waits.
     Steady::time_point next_look = Steady::now() + kServiceInterval;
     for (;;) {
         if (std::size_t n = ready_completions()) return n;
@@ -210,11 +211,10 @@ std::size_t Engine::wait_driving(std::chrono::milliseconds timeout, std::span<co
             // notifies. Look again soon: it may go to sleep without one.
             std::unique_lock lock(mutex_);
             ++completion_waiters_;
-            completion_ready_.wait_until(lock, std::min(deadline, now + kServiceInterval),
+            // (With descriptors of the caller's: until their next look.)
+            completion_ready_.wait_until(lock, std::min(deadline, also.empty() ? now + kServiceInterval : next_look),
                                          [this] { return !completions_.empty(); });
             --completion_waiters_;
-            lock.unlock();
-            if (any_ready_now(also)) return ready_completions();
             continue;
         }
         int cap = kLongestSleepMs;
