@@ -51,6 +51,8 @@ bool TcpRail::handle_write(const wire::Frame& f, const wire::Write& w) {
 }
 
 bool TcpRail::handle_read_request(const wire::Frame& f, const wire::ReadRequest& r) {
+    // Held until the first byte, copied into the prefix here, is read.
+    RegionUseLock::Shared using_regions(region_lock_.get());  // region_use_lock.h
     if (!check_incoming_seq(f)) return false;
     Status access = region_access(r.rkey, r.remote_addr, r.length, wire::kAccessRemoteRead);
     wire::Frame answer = frame_for(f.seq, wire::Ack{});
