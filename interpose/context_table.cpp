@@ -17,8 +17,18 @@ struct Entry {
     std::unique_ptr<ProviderOps> ops;  // stable address while the context is open
 };
 
-std::shared_mutex g_mutex;
-std::vector<Entry> g_entries;  // a program opens few contexts
+struct Table {
+    std::shared_mutex mutex;
+    std::vector<Entry> entries;  // a program opens few contexts
+};
+
+// Never freed: the engine closes its devices in an exit handler, which
+// runs after static destructors when the program exits while the engine
+// is still starting (the handler is registered then).
+Table& table() {
+    static auto* t = new Table;
+    return *t;
+}
 
 } // namespace
 
@@ -30,8 +40,8 @@ void adopt_context(ibv_context* context) {
     ops->req_notify_cq = context->ops.req_notify_cq;
     ops->post_srq_recv = context->ops.post_srq_recv;
     {
-        std::unique_lock lock(g_mutex);
-        g_entries.push_back({context, std::move(ops)});
+        std::unique_lock lock(table().mutex);
+        table().entries.push_back({context, std::move(ops)});
     }
     context->ops.post_send = dispatch_post_send;
     context->ops.post_recv = dispatch_post_recv;
@@ -39,14 +49,14 @@ void adopt_context(ibv_context* context) {
     context->ops.req_notify_cq = dispatch_req_notify_cq;
     context->ops.post_srq_recv = dispatch_post_srq_recv;
     CreateQpEx provider = adopt_create_qp_ex(context);
-    std::unique_lock lock(g_mutex);
-    for (auto& e : g_entries)
+    std::unique_lock lock(table().mutex);
+    for (auto& e : table().entries)
         if (e.context == context) e.ops->create_qp_ex = provider;
 }
 
 void release_context(ibv_context* context) {
-    std::unique_lock lock(g_mutex);
-    for (auto it = g_entries.begin(); it != g_entries.end(); ++it) {
+    std::unique_lock lock(table().mutex);
+    for (auto it = table().entries.begin(); it != table().entries.end(); ++it) {
         if (it->context != context) continue;
         context->ops.post_send = it->ops->post_send;
         context->ops.post_recv = it->ops->post_recv;
@@ -54,14 +64,14 @@ void release_context(ibv_context* context) {
         context->ops.req_notify_cq = it->ops->req_notify_cq;
         context->ops.post_srq_recv = it->ops->post_srq_recv;
         release_create_qp_ex(context, it->ops->create_qp_ex);
-        g_entries.erase(it);
+        table().entries.erase(it);
         return;
     }
 }
 
 const ProviderOps* provider_ops(const ibv_context* context) {
-    std::shared_lock lock(g_mutex);
-    for (const auto& e : g_entries)
+    std::shared_lock lock(table().mutex);
+    for (const auto& e : table().entries)
         if (e.context == context) return e.ops.get();
     return nullptr;
 }

@@ -79,7 +79,10 @@ State& state() {
 }
 
 std::once_flag g_engine_once;
-tent_engine_t* g_engine = nullptr;
+// Published (stored last) once the engine, g_pool and g_engine_pid are set:
+// threads that never called engine() (a program waiting on a channel, the
+// harvester) read it without the once flag's ordering.
+std::atomic<tent_engine_t*> g_engine{nullptr};
 SendPool* g_pool = nullptr;  // with the engine, never freed
 std::atomic<bool> g_stop{false};
 std::thread* g_harvester = nullptr;
@@ -826,12 +829,12 @@ tent_engine_t* engine() {
         tent_set_recv_callback(e, on_message, nullptr);
         static SendPool pool(e);
         g_pool = &pool;
-        g_engine = e;
+        g_engine_pid = getpid();
+        g_engine.store(e, std::memory_order_release);
         // Never destroyed: a static std::thread still joinable at exit
         // would terminate a forked child, which has no such thread to
         // join; the parent joins it in shut_down().
         g_harvester = new std::thread(signal_free_thread(harvest));
-        g_engine_pid = getpid();
         std::atexit(shut_down);
     });
     return g_engine;

@@ -10,7 +10,8 @@
 # extended QP API (-x: ibv_wr_*), with a UD queue pair on the client's CQ
 # (-u: passed through, its completions mixed with the carried QP's), with a
 # signal handler that allocates
-# interrupting it (-a), and with two TCP rails (atomics in
+# interrupting it (-a), with buffers registered per write and deregistered
+# by another thread (-m), and with two TCP rails (atomics in
 # posting order); and with a peer without tent, through the plain queue
 # pair.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
@@ -78,6 +79,15 @@ grep -h "quiet datagrams" "$SV_TMP/udcq-events-client.log"
 # atomics included), carried too.
 carried qpex -g 0 -x
 echo "qpex: client $(rail_ops "$SV_TMP/qpex-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/qpex-client.log" mlx5_1) on mlx5_1"
+
+# RDMA writes from buffers registered just for them, each deregistered by
+# another thread while the next is registered and posted (-m): tent
+# registers a region on its first write and deregisters it with the
+# program's ibv_dereg_mr, on two threads at once (the interposer's region
+# table and tent's HCA provider once took their locks in opposite orders
+# there: 2 of 3 runs of -n 30 hung).
+carried churn -g 0 -m -n 8
+grep -h "buffers registered" "$SV_TMP/churn-client.log"
 
 # A SIGALRM every 100 us whose handler allocates (not async-signal-safe,
 # like perftest's duration mode, which prints from it), through both

@@ -41,6 +41,13 @@
  * client sleeps 16 times in ibv_get_cq_event with nothing of the carried
  * QP in flight while another thread posts a datagram: only the HCA's event
  * can wake it); it counts the events.
+ * With -m on both sides, each round ends with NCHURN RDMA writes with
+ * immediate data, each from a buffer of its own registered just before it
+ * is posted; once its write completed, another thread deregisters it and
+ * frees it while this one registers and posts the next (a program releasing
+ * its buffers from a thread of their own). Under tent, a write's first post
+ * from a region registers the region with tent and the deregistration
+ * removes it there, on two threads at once. The server checks every byte.
  * With -k on both sides, the server leaves once connected and the client
  * checks what a real QP whose peer died gives: IBV_WC_RETRY_EXC_ERR, then
  * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
@@ -76,6 +83,7 @@
 #define UD_GRH 40u
 #define UD_QKEY 0x11111111u
 #define QUIET_DATAGRAMS 16
+#define NCHURN 64 /* -m: sends from buffers registered for them */
 #define NBURST 8 /* sends per half of the burst (twice NBURST fit the receives the server keeps posted) */
 static const uint32_t burst_len[2 * NBURST] = {1, 64, 200, 1024, 8, 2000, 3, 512, 100, 1000, 16, 777, 1025, 5, 64, 300};
 
@@ -243,10 +251,14 @@ static unsigned take_slot(void) {
     return slot;
 }
 
-static struct ibv_wc expect_recv(unsigned slot, uint32_t len, const char *what) {
+/* The next receive, into SLOT: LEN bytes with pattern SEED (0: bytes not
+ * checked here), checked before the slot is posted again (once posted, a
+ * message the sender sent further ahead may land in it). */
+static struct ibv_wc expect_recv(unsigned slot, uint32_t len, unsigned seed, const char *what) {
     struct ibv_wc wc = expect_wc(IBV_WC_RECV, 1000 + slot, what);
     if (wc.byte_len != len) die("%s: byte_len %u, not %u", what, wc.byte_len, len);
     if (wc.src_qp != peer.qpn) die("%s: src_qp 0x%x, not 0x%x", what, wc.src_qp, peer.qpn);
+    if (seed) check(buf + RECV_AREA + slot * RECV_SLOT, len, seed, what);
     post_recv(slot);
     return wc;
 }
@@ -448,6 +460,54 @@ static void quiet_datagram(void) {
     ud_wait();
 }
 
+/* -m: the thread deregistering buffers whose write completed, handed over
+ * through a pipe in posting order. */
+static int churn_pipe[2] = {-1, -1};
+static pthread_t churn_thread;
+
+static void *deregister_handed_over(void *arg) {
+    (void)arg;
+    struct ibv_mr *m;
+    while (read(churn_pipe[0], &m, sizeof m) == (ssize_t)sizeof m) {
+        void *addr = m->addr;
+        if (ibv_dereg_mr(m)) die("-m: ibv_dereg_mr");
+        free(addr);
+    }
+    return NULL;
+}
+
+static uint32_t churn_len(int i) { return 64u + (uint32_t)i * 29u; }
+static uint32_t churn_target(int i) { return TARGET_AREA + (uint32_t)i * 2048u; }
+
+static void churn_sends(void) {
+    for (int i = 0; i < NCHURN; ++i) {
+        uint8_t *b;
+        if (posix_memalign((void **)&b, 64, churn_len(i))) die("memory");
+        fill(b, churn_len(i), 60u + (unsigned)i);
+        struct ibv_mr *m = ibv_reg_mr(pd, b, churn_len(i), IBV_ACCESS_LOCAL_WRITE);
+        if (!m) die("-m: ibv_reg_mr");
+        struct ibv_sge sge = {(uintptr_t)b, churn_len(i), m->lkey};
+        struct ibv_send_wr wr = {.wr_id = 500 + (uint64_t)i, .sg_list = &sge, .num_sge = 1,
+                                 .opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .send_flags = IBV_SEND_SIGNALED,
+                                 .imm_data = htonl(500u + (uint32_t)i),
+                                 .wr.rdma = {peer.addr + churn_target(i), peer.rkey}};
+        post_send(&wr);
+        expect_wc(IBV_WC_RDMA_WRITE, wr.wr_id, "-m: write from a buffer of its own");
+        if (write(churn_pipe[1], &m, sizeof m) != (ssize_t)sizeof m) die("-m: pipe");
+    }
+}
+
+static void churn_receives(void) {
+    for (int i = 0; i < NCHURN; ++i) {
+        const unsigned slot = take_slot();
+        struct ibv_wc wc = expect_wc(IBV_WC_RECV_RDMA_WITH_IMM, 1000 + slot, "-m: write with immediate");
+        if (wc.byte_len != churn_len(i) || ntohl(wc.imm_data) != 500u + (uint32_t)i)
+            die("-m: write %d: byte_len %u, immediate %u", i, wc.byte_len, ntohl(wc.imm_data));
+        check(buf + churn_target(i), churn_len(i), 60u + (unsigned)i, "-m: written data");
+        post_recv(slot);
+    }
+}
+
 static void client(void) {
     /* 1: a send gathered from two SGEs (1000 + 3000 bytes). */
     fill(buf + SEND_AREA, 4000, 1);
@@ -627,22 +687,16 @@ static void server(void) {
     static int round;
     const int srq_limit_check = srq && round++ == 0;
     if (srq_limit_check) arm_srq_limit();
-    unsigned slot = take_slot();
-    struct ibv_wc wc = expect_recv(slot, 4000, "send");
+    /* Received into two SGEs: 1 KiB, then the rest of the slot. */
+    struct ibv_wc wc = expect_recv(take_slot(), 4000, 1, "send data");
     if (srq_limit_check) expect_srq_limit_event();
     if (wc.wc_flags & IBV_WC_WITH_IMM) die("send: IBV_WC_WITH_IMM set");
-    const uint8_t *in = buf + RECV_AREA + slot * RECV_SLOT;
-    check(in, 1024, 1, "send data, first SGE");
-    for (unsigned i = 1024; i < 4000; ++i)
-        if (in[i] != pattern(1, i)) die("send data: byte %u", i);
-    slot = take_slot();
-    wc = expect_recv(slot, 48, "inline send with immediate");
+    wc = expect_recv(take_slot(), 48, 2, "inline send with immediate");
     if (!(wc.wc_flags & IBV_WC_WITH_IMM) || ntohl(wc.imm_data) != 0x12345678)
         die("inline send: immediate 0x%x, flags 0x%x", ntohl(wc.imm_data), wc.wc_flags);
-    check(buf + RECV_AREA + slot * RECV_SLOT, 48, 2, "inline send data");
-    expect_recv(take_slot(), 16, "send after write");
+    expect_recv(take_slot(), 16, 0, "send after write");
     check(buf + TARGET_AREA, 150000, 3, "written data seen by the following send");
-    slot = take_slot();
+    unsigned slot = take_slot();
     wc = expect_wc(IBV_WC_RECV_RDMA_WITH_IMM, 1000 + slot, "write with immediate");
     post_recv(slot);
     if (wc.byte_len != 65536 || !(wc.wc_flags & IBV_WC_WITH_IMM) || ntohl(wc.imm_data) != 0xabc)
@@ -660,12 +714,10 @@ static void server(void) {
     for (int i = 0; i < 2 * NBURST; ++i) {
         char what[32];
         snprintf(what, sizeof what, "burst send %d", i);
-        slot = take_slot();
-        wc = expect_recv(slot, burst_len[i], what);
+        wc = expect_recv(take_slot(), burst_len[i], 20u + (unsigned)i, what);
         const int imm = (wc.wc_flags & IBV_WC_WITH_IMM) != 0;
         if (imm != (i % 3 == 0) || (imm && ntohl(wc.imm_data) != (uint32_t)i))
             die("%s: immediate 0x%x, flags 0x%x", what, ntohl(wc.imm_data), wc.wc_flags);
-        check(buf + RECV_AREA + slot * RECV_SLOT, burst_len[i], 20u + (unsigned)i, what);
     }
 }
 
@@ -754,9 +806,10 @@ static void interval_alarms(int on) {
 
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
-    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:aeksuxn:")) != -1) {
+    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0, churn = 0;
+    while ((opt = getopt(argc, argv, "p:d:g:aekmsuxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 'm') churn = 1;
         else if (opt == 'e') events = 1;
         else if (opt == 'u') use_ud = 1;
         else if (opt == 'a') alarms = 1;
@@ -767,7 +820,7 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-e] [-k] [-s] [-u] [-x] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-e] [-k] [-m] [-s] [-u] [-x] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -822,7 +875,7 @@ int main(int argc, char **argv) {
         /* One message first: the QP is up (over tent or not) on both sides.
          * Then leave the client a moment to start writing, and go, with no
          * goodbye. */
-        expect_recv(0, 16, "first message");
+        expect_recv(0, 16, 0, "first message");
         usleep(300000);
         printf("verbs_check server: leaving\n");
         fflush(stdout);
@@ -840,9 +893,14 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (alarms) interval_alarms(1);
+    if (churn && host) {
+        if (pipe(churn_pipe) || pthread_create(&churn_thread, NULL, deregister_handed_over, NULL)) die("-m: thread");
+    }
     for (int r = 0; r < rounds; ++r) {
         if (host) client();
         else server();
+        if (churn && host) churn_sends();
+        else if (churn) churn_receives();
         if (ud_qp && channel)
             for (int i = 0; i < QUIET_DATAGRAMS; ++i) quiet_datagram();
         sync_oob(fd);
@@ -874,6 +932,12 @@ int main(int argc, char **argv) {
         alarm(0);
     }
     close(fd);
+    if (churn_pipe[1] >= 0) {
+        close(churn_pipe[1]);
+        pthread_join(churn_thread, NULL);
+        printf("verbs_check %s: %d writes from buffers registered for them, deregistered by another thread\n", role,
+               NCHURN * rounds);
+    }
     if (ud_qp) {
         printf("verbs_check %s: a datagram on the shared CQ in each of %d rounds\n", role, rounds);
         ibv_destroy_ah(ud_ah);

@@ -80,8 +80,15 @@ Status VerbsProvider::register_region(void* addr, std::uint64_t length, std::uin
 
 void VerbsProvider::deregister_region(void*, const RegionKeys& keys) {
     if (keys.lkeys.empty()) return;
+    // Deregistered once the lock is let go (declared before it): under the
+    // interposer, ibv_dereg_mr takes the interposer's region lock, which a
+    // thread holds while it registers here.
+    std::vector<std::unique_ptr<VerbsMemoryRegion>> going;
     std::lock_guard lock(mutex_);
-    regions_.erase(keys.lkeys.front());
+    if (auto it = regions_.find(keys.lkeys.front()); it != regions_.end()) {
+        going = std::move(it->second);
+        regions_.erase(it);
+    }
 }
 
 std::vector<std::string> VerbsProvider::device_names() const {
