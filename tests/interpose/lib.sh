@@ -45,3 +45,61 @@ rail_ops() {
     grep -oE '(interpose-rail: interposer|rail-released): rail [^,]* ops' "$1" | sed 's/^[^:]*\(: interposer\)\{0,1\}: //' |
         awk -v dev="$2" '$2 ~ "^" dev ":" { n += $(NF - 1) } END { print n + 0 }'
 }
+
+VERBS_CHECK=$TEST_BUILDDIR/tests/interpose/verbs_check
+
+# carried NAME ARGS...: verbs_check with ARGS on both sides under tent-run;
+# both must check out, neither falling back to the HCA.
+carried() {
+    local name=$1 side log
+    shift
+    run_pair "$name" 60 "$VERBS_CHECK" "$@"
+    for side in server client; do
+        log=$SV_TMP/$name-$side.log
+        grep -q "verbs_check $side: ok" "$log" || { show_log "$name-$side"; fail "$name: $side did not check out"; }
+        grep -q "passes through" "$log" && { show_log "$name-$side"; fail "$name: $side fell back to the HCA"; }
+    done
+}
+
+# fault NAME "DEVS" PROG ARGS...: runs the pair, pulls DEVS of the client
+# once it has moved 300 packets over mlx5_0, restores them 500 ms later.
+# Each run is a fixed amount of work (enough to outlast the fault in a fast
+# build); its time bound only guards against a hang: 150 s cut an -O0
+# --coverage build at load 20 short in the middle of 100000 round trips.
+guard=600
+fault() {
+    local name=$1 devs=$2 prog=$3
+    shift 3
+    local port src=0 crc=0 cpid i pkts dev
+    port=$(free_port)
+    start_bg "$name-server" "$guard" "$SV_RUN" -- "$prog" -p "$port" "$@"
+    local server_t=$sv_last
+    wait_port "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen"; }
+    start_bg "$name-client" "$guard" "$SV_RUN" -- "$prog" -p "$port" "$@" 127.0.0.1
+    local client_t=$sv_last
+    cpid=$(pid_of "$name-client")
+    wait_socket "$cpid" 10 || fail "$name: client has no control socket"
+    for ((i = 0; i < 400; i++)); do
+        pkts=$(port_counter "$cpid" mlx5_0 tx_pkts)
+        [ "$pkts" -ge 300 ] && break
+        sleep 0.05
+    done
+    [ "$pkts" -ge 300 ] || { show_log "$name-client"; fail "$name: no traffic before the pull"; }
+    kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the pull"; }
+    for dev in $devs; do
+        retry_while_alive "$cpid" "$SV_CTL" port-down "$cpid" "$dev" >/dev/null || fail "$name: port-down $dev"
+    done
+    sleep 0.5
+    kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the port came back"; }
+    for dev in $devs; do
+        retry_while_alive "$cpid" "$SV_CTL" port-up "$cpid" "$dev" >/dev/null || fail "$name: port-up $dev"
+    done
+    wait "$client_t" || crc=$?
+    wait "$server_t" || src=$?
+    if [ "$src" -ne 0 ] || [ "$crc" -ne 0 ]; then
+        show_log "$name-server"
+        show_log "$name-client"
+        fail "$name: server exit $src, client exit $crc (124 = timed out)"
+    fi
+    echo "$name: pulled $devs at $pkts packets; both exited 0"
+}

@@ -16,22 +16,9 @@
 # pair.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 require_simverbs
-prog=$TEST_BUILDDIR/tests/interpose/verbs_check
+prog=$VERBS_CHECK
 [ -x "$prog" ] || fail "$prog not built"
 export TENT_LOG_LEVEL=info
-
-# carried NAME ARGS...: verbs_check with ARGS on both sides under tent-run;
-# both must check out, neither falling back to the HCA.
-carried() {
-    local name=$1 side log
-    shift
-    run_pair "$name" 60 "$prog" "$@"
-    for side in server client; do
-        log=$SV_TMP/$name-$side.log
-        grep -q "verbs_check $side: ok" "$log" || { show_log "$name-$side"; fail "$name: $side did not check out"; }
-        grep -q "passes through" "$log" && { show_log "$name-$side"; fail "$name: $side fell back to the HCA"; }
-    done
-}
 
 for i in 1 2 3; do
     carried "tent$i" -g 0

@@ -53,6 +53,7 @@
  * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
  * IBV_EVENT_QP_FATAL on the asynchronous event queue. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <infiniband/verbs.h>
 #include <netdb.h>
 #include <poll.h>
@@ -767,12 +768,14 @@ static void peer_gone(void) {
 static volatile sig_atomic_t alarms_taken;
 static void alarm_allocates(int sig) {
     (void)sig;
+    const int saved_errno = errno; /* as a handler should: the code it interrupted may be reading errno */
     char *p = malloc(4096);
     if (p) {
         p[0] = 1;
         free(p);
     }
     ++alarms_taken;
+    errno = saved_errno;
 }
 
 static void interval_alarms(int on) {
