@@ -93,6 +93,11 @@ echo "ok: a) $(cat "$NS_TMP/a.json")"
 # --- b) 5% loss on one data link --------------------------------------------
 part_b() {
 ip -n "$NS_C" link set "$(ifname_c 1)" up || fail "cannot bring data link 1 back"
+# One segment a packet on the lossy link, as on a wire: with GSO a veth
+# packet carries up to 64 KB, so 5% of packets was a few dozen drops a run,
+# each of up to 45 segments, and a degraded rail's window (little traffic)
+# could hold none and clear the verdict.
+ip -n "$NS_C" link set "$(ifname_c 2)" gso_max_segs 1 || fail "cannot limit GSO on data link 2"
 # Loss on the client's writes through link 2: netem on the client's end,
 # else the same drop at the server's end of the link, before the stack.
 if ip netns exec "$NS_C" tc qdisc add dev "$(ifname_c 2)" root netem loss 5% 2>/dev/null; then
