@@ -84,7 +84,25 @@ std::once_flag g_engine_once;
 // harvester) read it without the once flag's ordering.
 std::atomic<tent_engine_t*> g_engine{nullptr};
 SendPool* g_pool = nullptr;  // with the engine, never freed
-std::atomic<bool> g_stop{false};
+std::atomic<bool> g_stop{false};  // set once the process exits (shut_down())
+
+// Program threads inside tent's engine through the interposer (posting,
+// polling, waiting on a channel): shut_down() destroys the engine only once
+// none is, and none enters after g_stop is set. A program that exits while
+// another of its threads still polls must not have that thread find the
+// engine freed.
+std::atomic<int> g_program_inside{0};
+
+class InsideEngine {
+public:
+    // Sequentially consistent, against shut_down() setting g_stop and then
+    // counting: either this thread sees g_stop, or shut_down() sees it.
+    InsideEngine() { g_program_inside.fetch_add(1); }
+    ~InsideEngine() { g_program_inside.fetch_sub(1); }
+    InsideEngine(const InsideEngine&) = delete;
+    InsideEngine& operator=(const InsideEngine&) = delete;
+    bool usable() const { return !g_stop.load(); }
+};
 std::thread* g_harvester = nullptr;
 pid_t g_engine_pid = 0;  // the process that started the engine
 
@@ -382,6 +400,8 @@ std::vector<TentCall> ready_messages(ShadowQp& q) {
 // refuses settles its operation as failed.
 void make_calls(ShadowQp& qr, const std::vector<TentCall>& calls) {
     ShadowQp* q = &qr;
+    InsideEngine inside;
+    if (!inside.usable()) return;  // the process is exiting: they would never complete
     for (const TentCall& c : calls) {
         int rc;
         {
@@ -551,6 +571,13 @@ void shut_down() {
     if (!g_engine || getpid() != g_engine_pid) return;
     g_stop = true;
     if (g_harvester && g_harvester->joinable()) g_harvester->join();
+    // A program thread inside the engine (another thread still polling or
+    // waiting on a channel while this one exits) leaves within a wait's
+    // bound (100 ms): wait for it, for up to 300 ms, else leave the engine
+    // to the exit rather than free it under that thread.
+    for (int i = 0; i < 300 && g_program_inside.load() > 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (g_program_inside.load() > 0) return;
     TentScope scope;
     // What each rail carried, for whoever runs with log_level info.
     tent_rail_stats_t stats[64];
@@ -1096,6 +1123,8 @@ int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
     if (n > 0) return n;
     // Nothing queued: drive tent on this thread (a turn, unless another
     // thread runs one) and settle what it completed.
+    InsideEngine inside;
+    if (!inside.usable()) return 0;
     TentScope scope;
     settle_ready();
     return std::max(take_queued(cq, max, wc, provider, held), 0);
@@ -1112,6 +1141,8 @@ void program_blocks() {
 
 WaitOutcome drive_while_waiting(int fd, int timeout_ms) {
     if (!g_engine || getpid() != g_engine_pid) return WaitOutcome::CannotDrive;
+    InsideEngine inside;
+    if (!inside.usable()) return WaitOutcome::CannotDrive;
     // tent allocates while it drives; a signal's handler runs when this
     // ends (the signal also ends the sleep).
     SignalsHeldOff held;

@@ -87,12 +87,14 @@ fault() {
     [ "$pkts" -ge 300 ] || { show_log "$name-client"; fail "$name: no traffic before the pull"; }
     kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the pull"; }
     for dev in $devs; do
-        retry_while_alive "$cpid" "$SV_CTL" port-down "$cpid" "$dev" >/dev/null || fail "$name: port-down $dev"
+        retry_while_alive "$cpid" "$SV_CTL" port-down "$cpid" "$dev" >/dev/null ||
+            { show_log "$name-server"; show_log "$name-client"; fail "$name: port-down $dev"; }
     done
     sleep 0.5
     kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the port came back"; }
     for dev in $devs; do
-        retry_while_alive "$cpid" "$SV_CTL" port-up "$cpid" "$dev" >/dev/null || fail "$name: port-up $dev"
+        retry_while_alive "$cpid" "$SV_CTL" port-up "$cpid" "$dev" >/dev/null ||
+            { show_log "$name-server"; show_log "$name-client"; fail "$name: port-up $dev"; }
     done
     wait "$client_t" || crc=$?
     wait "$server_t" || src=$?

@@ -48,6 +48,9 @@
  * its buffers from a thread of their own). Under tent, a write's first post
  * from a region registers the region with tent and the deregistration
  * removes it there, on two threads at once. The server checks every byte.
+ * With -w, the program ends without tearing its verbs down, while a second
+ * thread keeps polling the CQ: the process exits (and tent's exit handler
+ * runs) with that thread inside ibv_poll_cq, and must exit 0.
  * With -k on both sides, the server leaves once connected and the client
  * checks what a real QP whose peer died gives: IBV_WC_RETRY_EXC_ERR, then
  * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
@@ -509,6 +512,16 @@ static void churn_receives(void) {
     }
 }
 
+/* -w: polls the CQ until the process exits. */
+static void *poll_until_exit(void *arg) {
+    (void)arg;
+    for (;;) {
+        struct ibv_wc wc;
+        if (ibv_poll_cq(cq, 1, &wc) < 0) die("-w: ibv_poll_cq");
+    }
+    return NULL;
+}
+
 static void client(void) {
     /* 1: a send gathered from two SGEs (1000 + 3000 bytes). */
     fill(buf + SEND_AREA, 4000, 1);
@@ -809,9 +822,11 @@ static void interval_alarms(int on) {
 
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
-    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0, churn = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:aekmsuxn:")) != -1) {
+    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0, churn = 0,
+        exit_polling = 0;
+    while ((opt = getopt(argc, argv, "p:d:g:aekmsuwxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 'w') exit_polling = 1;
         else if (opt == 'm') churn = 1;
         else if (opt == 'e') events = 1;
         else if (opt == 'u') use_ud = 1;
@@ -823,7 +838,7 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-e] [-k] [-m] [-s] [-u] [-x] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-e] [-k] [-m] [-s] [-u] [-w] [-x] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -935,6 +950,14 @@ int main(int argc, char **argv) {
         alarm(0);
     }
     close(fd);
+    if (exit_polling) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, poll_until_exit, NULL)) die("-w: thread");
+        usleep(20000); /* inside ibv_poll_cq, again and again */
+        printf("verbs_check %s: ok (exiting while another thread polls)\n", role);
+        fflush(stdout);
+        return 0;
+    }
     if (churn_pipe[1] >= 0) {
         close(churn_pipe[1]);
         pthread_join(churn_thread, NULL);
