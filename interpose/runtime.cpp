@@ -826,6 +826,13 @@ int post_locked(ShadowQp& qr, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         }
         return 0;
     }
+    // From here the engine is used (a region registered on its first use,
+    // then the calls): not once the process is exiting.
+    InsideEngine inside;
+    if (!inside.usable()) {
+        if (bad_wr) *bad_wr = wr;
+        return EAGAIN;
+    }
     std::vector<TentCall> calls;
     int rc = 0;
     for (; wr; wr = wr->next) {
