@@ -16,6 +16,15 @@
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 require_simverbs
 export TENT_LOG_LEVEL=warn
+# An instrumented engine runs several times slower, and one starved of CPU
+# for a few hundred ms looks silent to its peer (TSan runs of verbs.sh
+# logged rails and a TCP peer declared silent after 107 and 241 ms): with
+# both HCA ports pulled, a TCP rail declared dead leaves no path, and after
+# the default 2 s the QP fails (a run of the pull of both once ended early,
+# in about ten). What is tested here is the threads, not how fast silence
+# is found (the failover suites do that): silence is judged as on a slow
+# host, and a peer is given 30 s.
+export TENT_TCP_SILENCE_INTERVALS=50 TENT_RAIL_SILENCE_MIN_MS=3000 TENT_FAILOVER_TIMEOUT_MS=30000
 [ -x "$VERBS_CHECK" ] || fail "$VERBS_CHECK not built"
 
 carried tsan-poll -g 0 -n 2
