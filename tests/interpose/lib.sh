@@ -19,20 +19,13 @@ chmod +x "$SV_RUN"
 run_mixed() {
     local name=$1 secs=$2 prog=$3
     shift 3
-    local port spid cpid src=0 crc=0
+    local port spid
     port=$(free_port)
     start_bg "$name-server" "$secs" "$SV_RUN" -- "$prog" -p "$port" "$@"
     spid=$sv_last
     wait_port "$port" 10 || { show_log "$name-server"; fail "$name: server did not listen on port $port"; }
     start_bg "$name-client" "$secs" "$SV_PLAIN_RUN" -- "$prog" -p "$port" "$@" 127.0.0.1
-    cpid=$sv_last
-    wait "$cpid" || crc=$?
-    wait "$spid" || src=$?
-    if [ "$src" -ne 0 ] || [ "$crc" -ne 0 ]; then
-        show_log "$name-server"
-        show_log "$name-client"
-        fail "$name: server exit $src, client exit $crc (124 = timed out)"
-    fi
+    expect_pair_exit0 "$name" "$spid" "$sv_last"
 }
 
 # rail_ops LOG DEV: operations the interposer's engine carried over DEV's
@@ -70,7 +63,7 @@ guard=600
 fault() {
     local name=$1 devs=$2 prog=$3
     shift 3
-    local port src=0 crc=0 cpid i pkts dev
+    local port cpid pkts dev
     port=$(free_port)
     start_bg "$name-server" "$guard" "$SV_RUN" -- "$prog" -p "$port" "$@"
     local server_t=$sv_last
@@ -79,12 +72,7 @@ fault() {
     local client_t=$sv_last
     cpid=$(pid_of "$name-client")
     wait_socket "$cpid" 10 || fail "$name: client has no control socket"
-    for ((i = 0; i < 400; i++)); do
-        pkts=$(port_counter "$cpid" mlx5_0 tx_pkts)
-        [ "$pkts" -ge 300 ] && break
-        sleep 0.05
-    done
-    [ "$pkts" -ge 300 ] || { show_log "$name-client"; fail "$name: no traffic before the pull"; }
+    pkts=$(wait_tx_packets "$cpid" mlx5_0 300 400) || { show_log "$name-client"; fail "$name: no traffic before the pull"; }
     kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the pull"; }
     for dev in $devs; do
         retry_while_alive "$cpid" "$SV_CTL" port-down "$cpid" "$dev" >/dev/null ||
@@ -96,12 +84,6 @@ fault() {
         retry_while_alive "$cpid" "$SV_CTL" port-up "$cpid" "$dev" >/dev/null ||
             { show_log "$name-server"; show_log "$name-client"; fail "$name: port-up $dev"; }
     done
-    wait "$client_t" || crc=$?
-    wait "$server_t" || src=$?
-    if [ "$src" -ne 0 ] || [ "$crc" -ne 0 ]; then
-        show_log "$name-server"
-        show_log "$name-client"
-        fail "$name: server exit $src, client exit $crc (124 = timed out)"
-    fi
+    expect_pair_exit0 "$name" "$server_t" "$client_t"
     echo "$name: pulled $devs at $pkts packets; both exited 0"
 }

@@ -24,12 +24,7 @@ client_t=$sv_last
 spid=$(pid_of server)
 cpid=$(pid_of client)
 wait_socket "$cpid" 10 || fail "client has no control socket"
-for ((i = 0; i < 400; i++)); do
-    pkts=$(port_counter "$cpid" mlx5_0 tx_pkts)
-    [ "$pkts" -ge 300 ] && break
-    sleep 0.05
-done
-[ "$pkts" -ge 300 ] || { show_log client; fail "no traffic before the kill"; }
+wait_tx_packets "$cpid" mlx5_0 300 400 >/dev/null || { show_log client; fail "no traffic before the kill"; }
 t0=$(now_ms)
 kill -KILL "$spid"
 rc=0

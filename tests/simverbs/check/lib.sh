@@ -55,7 +55,7 @@ show_log() {
 run_pair() {
     local name=$1 secs=$2 prog=$3
     shift 3
-    local port spid cpid src=0 crc=0
+    local port spid cpid
     port=$(free_port)
     start_bg "$name-server" "$secs" "$SV_RUN" -- "$prog" -p "$port" "$@"
     spid=$sv_last
@@ -65,8 +65,16 @@ run_pair() {
     fi
     start_bg "$name-client" "$secs" "$SV_RUN" -- "$prog" -p "$port" "$@" 127.0.0.1
     cpid=$sv_last
-    wait "$cpid" || crc=$?
-    wait "$spid" || src=$?
+    expect_pair_exit0 "$name" "$spid" "$cpid"
+}
+
+# expect_pair_exit0 NAME SERVER CLIENT: waits for the client, then the
+# server (start_bg's $sv_last of each); both must exit 0, else both logs
+# are shown and the test fails.
+expect_pair_exit0() {
+    local name=$1 src=0 crc=0
+    wait "$3" || crc=$?
+    wait "$2" || src=$?
     if [ "$src" -ne 0 ] || [ "$crc" -ne 0 ]; then
         show_log "$name-server"
         show_log "$name-client"
@@ -105,4 +113,18 @@ port_counter() {
     "$SV_CTL" list "$1" 2>/dev/null |
         awk -v dev="$2" -v f="$3" '$3 == dev { for (i = 4; i < NF; i++) if ($i == f) { print $(i + 1); exit } }' |
         grep -E '^[0-9]+$' || echo 0
+}
+
+# wait_tx_packets PID DEV N LOOKS: until port DEV of process PID has sent N
+# packets, looking every 50 ms at most LOOKS times; prints the count last
+# read, and is false if it never reached N.
+wait_tx_packets() {
+    local pid=$1 dev=$2 n=$3 looks=$4 i pkts=0
+    for ((i = 0; i < looks; i++)); do
+        pkts=$(port_counter "$pid" "$dev" tx_pkts)
+        [ "$pkts" -ge "$n" ] && break
+        sleep 0.05
+    done
+    echo "$pkts"
+    [ "$pkts" -ge "$n" ]
 }

@@ -35,12 +35,8 @@ pull() {
     [ "$side" = server ] && pulled=$spid || pulled=$cpid
 
     # Mid-run: wait until the pulled port has carried traffic.
-    for ((i = 0; i < 200; i++)); do
-        pkts=$(port_counter "$pulled" mlx5_0 tx_pkts)
-        [ "$pkts" -ge 2000 ] && break
-        sleep 0.05
-    done
-    [ "$pkts" -ge 2000 ] || { show_log "$name-server"; show_log "$name-client"; fail "$name: no traffic before the pull ($pkts packets)"; }
+    pkts=$(wait_tx_packets "$pulled" mlx5_0 2000 200) ||
+        { show_log "$name-server"; show_log "$name-client"; fail "$name: no traffic before the pull ($pkts packets)"; }
 
     t0=$(now_ms)
     "$SV_CTL" port-down "$pulled" mlx5_0 >"$SV_TMP/ctl.out" 2>&1 ||
