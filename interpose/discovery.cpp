@@ -74,6 +74,8 @@ UniqueFd call_local(const std::string& name) {
 
 // "H" + our token + our engine's address.
 std::string hello(std::uint32_t token) {
+    InsideEngine inside;
+    if (!inside.usable()) return {};
     tent_engine_t* e = engine();
     const void* blob = nullptr;
     std::size_t len = 0;

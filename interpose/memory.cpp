@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "context_table.h"
 #include "real_verbs.h"
+#include "runtime.h"
 
 namespace tent::interpose {
 
@@ -72,7 +73,10 @@ void forget_mr(ibv_mr* mr) {
         mem = it->second.mem;
         regions().erase(it);
     }
-    if (mem) {
+    // Not once the process exits: the engine may be gone (the region
+    // goes with the process).
+    InsideEngine inside;
+    if (mem && inside.usable()) {
         TentScope scope;
         tent_mem_deregister(mem);
     }

@@ -86,23 +86,19 @@ std::atomic<tent_engine_t*> g_engine{nullptr};
 SendPool* g_pool = nullptr;  // with the engine, never freed
 std::atomic<bool> g_stop{false};  // set once the process exits (shut_down())
 
-// Program threads inside tent's engine through the interposer (posting,
-// polling, waiting on a channel): shut_down() destroys the engine only once
-// none is, and none enters after g_stop is set. A program that exits while
-// another of its threads still polls must not have that thread find the
-// engine freed.
+// Threads inside tent's engine through the interposer (the program's
+// posting, polling, waiting on a channel; discovery connecting and
+// announcing): shut_down() destroys the engine only once none is, and none
+// enters after g_stop is set. A program that exits while another of its
+// threads still polls, or while a queue pair still looks for its peer, must
+// not have that thread find the engine freed.
 std::atomic<int> g_program_inside{0};
 
-class InsideEngine {
-public:
-    // Sequentially consistent, against shut_down() setting g_stop and then
-    // counting: either this thread sees g_stop, or shut_down() sees it.
-    InsideEngine() { g_program_inside.fetch_add(1); }
-    ~InsideEngine() { g_program_inside.fetch_sub(1); }
-    InsideEngine(const InsideEngine&) = delete;
-    InsideEngine& operator=(const InsideEngine&) = delete;
-    bool usable() const { return !g_stop.load(); }
-};
+// The process whose thread is starting the engine, 0 while none is: a
+// program that exits right after creating its first queue pair must not
+// have that start run on into the exit's destruction of the libraries it
+// uses (shut_down() waits for it).
+std::atomic<pid_t> g_starting_pid{0};
 std::thread* g_harvester = nullptr;
 pid_t g_engine_pid = 0;  // the process that started the engine
 
@@ -563,13 +559,20 @@ void harvest() {
     }
 }
 
-// At exit, before libtent's statics go: stop harvesting, then the engine
-// (its peers see it leave).
+// At exit (registered when the first queue pair is created, before the
+// engine starts): stop harvesting, then the engine (its peers see it
+// leave). What the engine uses must outlive it: the interposer's tables
+// and the send pool are never freed.
 void shut_down() {
+    g_stop = true;
+    // An engine still starting on another thread (the program exits right
+    // after creating a queue pair) is waited for: its start takes tens of
+    // milliseconds. Bounded: 2 s, then the exit goes on.
+    for (int i = 0; i < 2000 && g_starting_pid.load() == getpid(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     // A child of fork() has none of the engine's threads: the engine is the
     // parent's to stop (joining or destroying it here would hang or crash).
     if (!g_engine || getpid() != g_engine_pid) return;
-    g_stop = true;
     if (g_harvester && g_harvester->joinable()) g_harvester->join();
     // A program thread inside the engine (another thread still polling or
     // waiting on a channel while this one exits) leaves within a wait's
@@ -605,6 +608,8 @@ PooledBuffer build_message(const ShadowQp& q, std::uint32_t flags, std::uint32_t
 // access lies, with its tent key (the rkeys the program sends its peer
 // then work on every rail).
 void announce_regions(const std::shared_ptr<ShadowQp>& q) {
+    InsideEngine inside;
+    if (!inside.usable()) return;
     std::vector<Announcement> list = announcements(q->qp->context, g_engine);
     if (list.empty()) return;
     std::size_t length = 0;
@@ -851,8 +856,21 @@ int post_locked(ShadowQp& qr, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 
 } // namespace
 
+// Sequentially consistent, against shut_down() setting g_stop and then
+// counting: either this thread sees g_stop, or shut_down() sees it.
+InsideEngine::InsideEngine() { g_program_inside.fetch_add(1); }
+InsideEngine::~InsideEngine() { g_program_inside.fetch_sub(1); }
+bool InsideEngine::usable() const { return !g_stop.load(); }
+
 tent_engine_t* engine() {
     std::call_once(g_engine_once, [] {
+        // As InsideEngine against shut_down(): either the start is seen
+        // and waited for, or it sees the exit and does not begin.
+        g_starting_pid.store(getpid());
+        struct Started {
+            ~Started() { g_starting_pid.store(0); }
+        } started;
+        if (g_stop.load()) return;
         TentScope scope;
         tent_engine_t* e = nullptr;
         if (int rc = create_engine(&e); rc != TENT_OK) {
@@ -861,15 +879,16 @@ tent_engine_t* engine() {
             return;
         }
         tent_set_recv_callback(e, on_message, nullptr);
-        static SendPool pool(e);
-        g_pool = &pool;
+        // Never destroyed: shut_down() is registered before this start,
+        // so a static's destructor would run before it, under threads
+        // still posting and an engine still using the pool's buffers.
+        g_pool = new SendPool(e);
         g_engine_pid = getpid();
         g_engine.store(e, std::memory_order_release);
         // Never destroyed: a static std::thread still joinable at exit
         // would terminate a forked child, which has no such thread to
         // join; the parent joins it in shut_down().
         g_harvester = new std::thread(signal_free_thread(harvest));
-        std::atexit(shut_down);
     });
     return g_engine;
 }
@@ -880,6 +899,8 @@ tent_peer_t* peer_for(const std::string& blob) {
         std::lock_guard lock(s.mu);
         if (auto it = s.peers.find(blob); it != s.peers.end()) return it->second;
     }
+    InsideEngine inside;
+    if (!inside.usable()) return nullptr;
     tent_engine_t* e = engine();
     if (!e) return nullptr;
     tent_peer_t* p = nullptr;
@@ -917,7 +938,12 @@ void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr) {
     static std::once_flag early;
     std::call_once(early, [qp] {
         if (ibv_gid gid{}; ibv_query_gid(qp->context, 1, 0, &gid) == 0) note_own_gid(gid);
-        signal_free_thread([] { engine(); }).detach();
+        // Before the start begins, so that an exit during it waits for it.
+        std::atexit(shut_down);
+        signal_free_thread([] {
+            InsideEngine inside;
+            if (inside.usable()) engine();
+        }).detach();
     });
     auto q = std::make_shared<ShadowQp>();
     q->qp = qp;

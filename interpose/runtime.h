@@ -70,8 +70,22 @@ void become_tent(const std::shared_ptr<ShadowQp>& q, tent_peer_t* peer, std::uin
 // passes through.
 void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why);
 
-// The process's engine, created on first use (nullptr if that failed);
-// its address blob for the peer.
+// Held by every thread while it uses tent's engine (the program's threads
+// in their verbs calls, the discovery threads): at exit shut_down() frees
+// the engine only once no thread holds one, and none is usable from then on.
+class InsideEngine {
+public:
+    InsideEngine();
+    ~InsideEngine();
+    InsideEngine(const InsideEngine&) = delete;
+    InsideEngine& operator=(const InsideEngine&) = delete;
+    // False once the process exits: the engine must not be touched.
+    bool usable() const;
+};
+
+// The process's engine, created on first use (nullptr if that failed, or
+// once the process exits); its address blob for the peer. Callers hold an
+// InsideEngine.
 tent_engine_t* engine();
 // A connection to the engine whose address is blob (one per peer engine).
 tent_peer_t* peer_for(const std::string& blob);

@@ -106,9 +106,12 @@ Status open_view(const std::string& name, View& v) {
 // process must not take over the first one's (its pid is ours, so the
 // header alone cannot tell it from a dead process's leftover).
 std::mutex g_ours_mutex;
+// Never freed: an engine destroyed at the process's exit, by a handler
+// registered before this list was first used (the interposer's), runs
+// after the list's destructor would have.
 std::vector<std::string>& ours() {
-    static std::vector<std::string> names;
-    return names;
+    static auto* names = new std::vector<std::string>;
+    return *names;
 }
 bool is_ours(const std::string& name) {
     std::lock_guard lock(g_ours_mutex);

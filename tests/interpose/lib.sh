@@ -54,6 +54,21 @@ carried() {
     done
 }
 
+# lonely_exits NAME: verbs_check -q under tent-run, alone, exiting at
+# several moments after its QP reached RTR (from at once, while tent's
+# engine still starts, to well into the search for the peer that never
+# answers); each must exit 0 with its last line.
+lonely_exits() {
+    local name=$1 us rc
+    for us in 0 5000 20000 60000 150000; do
+        timeout 60 "$SV_RUN" -- "$VERBS_CHECK" -g 0 -q "$us" >"$SV_TMP/$name-$us.log" 2>&1
+        rc=$?
+        [ "$rc" = 0 ] || { show_log "$name-$us"; fail "$name: exit $rc when leaving $us us after RTR"; }
+        grep -q "verbs_check: leaving $us us after RTR" "$SV_TMP/$name-$us.log" ||
+            { show_log "$name-$us"; fail "$name: no last line when leaving $us us after RTR"; }
+    done
+}
+
 # fault NAME "DEVS" PROG ARGS...: runs the pair, pulls DEVS of the client
 # once it has moved 300 packets over mlx5_0, restores them 500 ms later.
 # Each run is a fixed amount of work (enough to outlast the fault in a fast

@@ -12,8 +12,8 @@
 # signal handler that allocates
 # interrupting it (-a), with buffers registered per write and deregistered
 # by another thread (-m), and with two TCP rails (atomics in
-# posting order); and with a peer without tent, through the plain queue
-# pair.
+# posting order); a program that exits just after RTR (-q); and with a
+# peer without tent, through the plain queue pair.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 require_simverbs
 prog=$VERBS_CHECK
@@ -107,6 +107,11 @@ for addr in 127.0.0.1 127.0.0.2; do
         { show_log tcp2-client; fail "tcp2: no tcp rail of $addr"; }
 done
 echo "tcp2: client's tcp rails: $(grep -oE '(interposer|rail-released): rail tcp [^,]* ops' "$log" | sed 's/^[^:]*: rail //' | paste -sd ';')"
+
+# A program that exits right after bringing its QP to RTR, while tent's
+# engine starts or the QP still looks for its peer (-q): exit 0, no crash.
+lonely_exits exit-at-rtr
+echo "exit-at-rtr: exits 0, 5, 20, 60 and 150 ms after RTR, all clean"
 
 TENT_INTERPOSE_DISCOVERY_MS=300 run_mixed plain 60 "$prog" -g 0
 grep -q "verbs_check server: ok" "$SV_TMP/plain-server.log" || { show_log plain-server; fail "plain: server"; }

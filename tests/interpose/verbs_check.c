@@ -51,6 +51,11 @@
  * With -w, the program ends without tearing its verbs down, while a second
  * thread keeps polling the CQ: the process exits (and tent's exit handler
  * runs) with that thread inside ibv_poll_cq, and must exit 0.
+ * With -q USEC, alone (no peer, no port): the QP is brought to RTR against
+ * a made-up peer on this host that never answers, and the program exits
+ * USEC microseconds later, while tent is still starting its engine or its
+ * discovery still looks for the peer: the exit must not crash, hang or
+ * race the threads doing that (exit 0).
  * With -k on both sides, the server leaves once connected and the client
  * checks what a real QP whose peer died gives: IBV_WC_RETRY_EXC_ERR, then
  * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
@@ -337,12 +342,35 @@ static void sync_oob(int fd) {
     if (write(fd, &c, 1) != 1 || read(fd, &c, 1) != 1) die("out-of-band sync");
 }
 
-static void bring_up(int fd, int gid_index) {
+static void modify_to_init(void) {
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
                             .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
                                                IBV_ACCESS_REMOTE_ATOMIC};
     if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
         die("modify to INIT");
+}
+
+static void modify_to_rtr(uint32_t dest_qpn, uint32_t rq_psn, const union ibv_gid *dgid, int gid_index) {
+    struct ibv_qp_attr a;
+    memset(&a, 0, sizeof a);
+    a.qp_state = IBV_QPS_RTR;
+    a.path_mtu = IBV_MTU_1024;
+    a.dest_qp_num = dest_qpn;
+    a.rq_psn = rq_psn;
+    a.max_dest_rd_atomic = 1;
+    a.min_rnr_timer = 12;
+    a.ah_attr.is_global = 1;
+    a.ah_attr.grh.dgid = *dgid;
+    a.ah_attr.grh.sgid_index = gid_index;
+    a.ah_attr.grh.hop_limit = 1;
+    a.ah_attr.port_num = 1;
+    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+        die("modify to RTR");
+}
+
+static void bring_up(int fd, int gid_index) {
+    modify_to_init();
     for (unsigned i = 0; i < NRECV; ++i) post_recv(i);
     self.qpn = qp->qp_num;
     self.psn = 4242;
@@ -351,21 +379,8 @@ static void bring_up(int fd, int gid_index) {
     if (ibv_query_gid(ctx, 1, gid_index, &self.gid)) die("ibv_query_gid");
     if (write(fd, &self, sizeof self) != sizeof self || read(fd, &peer, sizeof peer) != sizeof peer)
         die("out-of-band exchange");
-    memset(&a, 0, sizeof a);
-    a.qp_state = IBV_QPS_RTR;
-    a.path_mtu = IBV_MTU_1024;
-    a.dest_qp_num = peer.qpn;
-    a.rq_psn = peer.psn;
-    a.max_dest_rd_atomic = 1;
-    a.min_rnr_timer = 12;
-    a.ah_attr.is_global = 1;
-    a.ah_attr.grh.dgid = peer.gid;
-    a.ah_attr.grh.sgid_index = gid_index;
-    a.ah_attr.grh.hop_limit = 1;
-    a.ah_attr.port_num = 1;
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-        die("modify to RTR");
+    modify_to_rtr(peer.qpn, peer.psn, &peer.gid, gid_index);
+    struct ibv_qp_attr a;
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_RTS;
     a.timeout = 14;
@@ -376,6 +391,14 @@ static void bring_up(int fd, int gid_index) {
     if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
                                   IBV_QP_MAX_QP_RD_ATOMIC))
         die("modify to RTS");
+}
+
+/* -q: INIT, then RTR against a QP number nobody on this host holds. */
+static void lonely_bring_up(int gid_index) {
+    modify_to_init();
+    union ibv_gid gid;
+    if (ibv_query_gid(ctx, 1, gid_index, &gid)) die("ibv_query_gid");
+    modify_to_rtr((qp->qp_num + 0x777) & 0xffffff, 0, &gid, gid_index);
 }
 
 /* -u: a UD QP on the RC QP's CQ, ready to send, and an address of itself. */
@@ -823,9 +846,10 @@ static void interval_alarms(int on) {
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
     int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0, churn = 0,
-        exit_polling = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:aekmsuwxn:")) != -1) {
+        exit_polling = 0, lonely_exit_us = -1;
+    while ((opt = getopt(argc, argv, "p:d:g:aekmq:suwxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 'q') lonely_exit_us = atoi(optarg);
         else if (opt == 'w') exit_polling = 1;
         else if (opt == 'm') churn = 1;
         else if (opt == 'e') events = 1;
@@ -838,7 +862,7 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-e] [-k] [-m] [-s] [-u] [-w] [-x] [-n ROUNDS] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-e] [-k] [-m] [-s] [-u] [-w] [-x] [-n ROUNDS] [-q USEC] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -880,6 +904,12 @@ int main(int argc, char **argv) {
         if (!(qpx = ibv_qp_to_qp_ex(qp))) die("ibv_qp_to_qp_ex");
     } else if (!(qp = ibv_create_qp(pd, &ia))) {
         die("ibv_create_qp");
+    }
+    if (lonely_exit_us >= 0) {
+        lonely_bring_up(gid_index);
+        usleep((useconds_t)lonely_exit_us);
+        printf("verbs_check: leaving %d us after RTR, the peer never answered\n", lonely_exit_us);
+        return 0;
     }
     int fd = connect_oob(host, port);
     bring_up(fd, gid_index);
