@@ -959,10 +959,16 @@ void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr) {
 }
 
 void forget_qp(ibv_qp* qp) {
+    std::shared_ptr<ShadowQp> shadow = find_qp(qp);
+    if (!shadow) return;
+    // Under its post mutex: a discovery still looking for the QP's peer
+    // changes it only under that mutex, and once it is forgotten, never
+    // touches the QP the program is about to destroy.
+    std::lock_guard post(shadow->post_mutex);
     State& s = state();
     std::lock_guard lock(s.mu);
     auto it = s.qps.find(qp);
-    if (it == s.qps.end()) return;
+    if (it == s.qps.end() || it->second != shadow) return;
     ShadowQp& q = *it->second;
     // tent may still send from the buffers of its outstanding work: the
     // shadow stays (by its token) until that completes, telling nobody.
@@ -1029,6 +1035,7 @@ void become_tent(const std::shared_ptr<ShadowQp>& q, tent_peer_t* peer, std::uin
     {
         State& s = state();
         std::lock_guard lock(s.mu);
+        if (q->forgotten) return;  // the program destroyed the QP meanwhile: nothing of it is ours to touch
         q->peer = peer;
         q->peer_token = peer_token;
         q->mode = QpMode::Tent;
@@ -1070,13 +1077,19 @@ void repost_receives(std::deque<HeldRecv>& recvs, Post post) {
 } // namespace
 
 void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why) {
-    const ProviderOps* ops = provider_ops(q->qp->context);
     std::lock_guard post(q->post_mutex);
     std::vector<HeldSend> sends;
+    const ProviderOps* ops = nullptr;
     {
         State& s = state();
         std::lock_guard lock(s.mu);
         q->mode = QpMode::Plain;
+        if (q->forgotten) {  // the program destroyed the QP (and perhaps its device) meanwhile
+            q->held_sends.clear();
+            q->recvs.clear();
+            return;
+        }
+        ops = provider_ops(q->qp->context);
         std::deque<HeldRecv> recvs;
         recvs.swap(q->recvs);
         if (ops)

@@ -12,7 +12,8 @@
 # signal handler that allocates
 # interrupting it (-a), with buffers registered per write and deregistered
 # by another thread (-m), and with two TCP rails (atomics in
-# posting order); a program that exits just after RTR (-q); and with a
+# posting order); a program that exits or tears down just after RTR (-q,
+# -t); and with a
 # peer without tent, through the plain queue pair.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 require_simverbs
@@ -109,9 +110,10 @@ done
 echo "tcp2: client's tcp rails: $(grep -oE '(interposer|rail-released): rail tcp [^,]* ops' "$log" | sed 's/^[^:]*: rail //' | paste -sd ';')"
 
 # A program that exits right after bringing its QP to RTR, while tent's
-# engine starts or the QP still looks for its peer (-q): exit 0, no crash.
+# engine starts or the QP still looks for its peer (-q), or that destroys
+# the QP and its device first (-t): exit 0, no crash.
 lonely_exits exit-at-rtr
-echo "exit-at-rtr: exits 0, 5, 20, 60 and 150 ms after RTR, all clean"
+echo "exit-at-rtr: exits 0, 5, 20, 60 and 150 ms after RTR, and after tearing down at 0, 20 and 100 ms, all clean"
 
 TENT_INTERPOSE_DISCOVERY_MS=300 run_mixed plain 60 "$prog" -g 0
 grep -q "verbs_check server: ok" "$SV_TMP/plain-server.log" || { show_log plain-server; fail "plain: server"; }

@@ -55,7 +55,10 @@
  * a made-up peer on this host that never answers, and the program exits
  * USEC microseconds later, while tent is still starting its engine or its
  * discovery still looks for the peer: the exit must not crash, hang or
- * race the threads doing that (exit 0).
+ * race the threads doing that (exit 0). With -t MS as well, the program
+ * first tears everything down (QP, CQ, MR, PD, device), as one that gives
+ * up on its peer does, and exits MS milliseconds later (after tent's
+ * search for the peer ended on the QP it destroyed).
  * With -k on both sides, the server leaves once connected and the client
  * checks what a real QP whose peer died gives: IBV_WC_RETRY_EXC_ERR, then
  * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
@@ -846,10 +849,11 @@ static void interval_alarms(int on) {
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
     int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0, churn = 0,
-        exit_polling = 0, lonely_exit_us = -1;
-    while ((opt = getopt(argc, argv, "p:d:g:aekmq:suwxn:")) != -1) {
+        exit_polling = 0, lonely_exit_us = -1, teardown_ms = -1;
+    while ((opt = getopt(argc, argv, "p:d:g:aekmq:st:uwxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
         else if (opt == 'q') lonely_exit_us = atoi(optarg);
+        else if (opt == 't') teardown_ms = atoi(optarg);
         else if (opt == 'w') exit_polling = 1;
         else if (opt == 'm') churn = 1;
         else if (opt == 'e') events = 1;
@@ -862,7 +866,7 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-e] [-k] [-m] [-s] [-u] [-w] [-x] [-n ROUNDS] [-q USEC] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-e] [-k] [-m] [-s] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -908,6 +912,16 @@ int main(int argc, char **argv) {
     if (lonely_exit_us >= 0) {
         lonely_bring_up(gid_index);
         usleep((useconds_t)lonely_exit_us);
+        if (teardown_ms >= 0) {
+            if (ibv_destroy_qp(qp)) die("ibv_destroy_qp");
+            if (srq && ibv_destroy_srq(srq)) die("ibv_destroy_srq");
+            if (ibv_destroy_cq(cq)) die("ibv_destroy_cq");
+            if (channel && ibv_destroy_comp_channel(channel)) die("ibv_destroy_comp_channel");
+            if (ibv_dereg_mr(mr)) die("ibv_dereg_mr");
+            if (ibv_dealloc_pd(pd)) die("ibv_dealloc_pd");
+            if (ibv_close_device(ctx)) die("ibv_close_device");
+            usleep((useconds_t)teardown_ms * 1000);
+        }
         printf("verbs_check: leaving %d us after RTR, the peer never answered\n", lonely_exit_us);
         return 0;
     }
