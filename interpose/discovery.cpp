@@ -140,7 +140,7 @@ bool call_remote(const SocketAddress& where, const std::string& peer, Clock::tim
 void call_peer(const std::shared_ptr<ShadowQp>& q, const std::string& peer, int timeout_ms, int port) {
     // Starting the engine (once per process) is not the peer's time to answer.
     std::string mine = hello(q->token);
-    if (mine.empty()) return become_plain(q, "tent's engine did not start");
+    if (mine.empty()) return become_plain(q, why_no_engine());
     auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
     SocketAddress where;
     ibv_gid gid{};
@@ -206,7 +206,7 @@ void await_peer(const std::shared_ptr<ShadowQp>& q, const std::string& self, int
     // this host still find us.
     UniqueFd network = port > 0 ? listen_shared(static_cast<std::uint16_t>(port)) : UniqueFd();
     std::string mine = hello(q->token);
-    if (mine.empty()) return become_plain(q, "tent's engine did not start");
+    if (mine.empty()) return become_plain(q, why_no_engine());
     auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
     std::unique_ptr<RendezvousChannel> ch;
     // Callers of another user, and network callers for other names, are

@@ -890,7 +890,17 @@ tent_engine_t* engine() {
         // join; the parent joins it in shut_down().
         g_harvester = new std::thread(signal_free_thread(harvest));
     });
+    // A child of fork() inherits the parent's engine without its threads,
+    // and its address names the parent's listener: the child's queue pairs
+    // pass through to the HCA.
+    if (getpid() != g_engine_pid) return nullptr;
     return g_engine;
+}
+
+const char* why_no_engine() {
+    if (g_stop.load()) return "the process is exiting";
+    if (g_engine && getpid() != g_engine_pid) return "a child of fork(): tent's engine is the parent's";
+    return "tent's engine did not start";
 }
 
 tent_peer_t* peer_for(const std::string& blob) {

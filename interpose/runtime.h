@@ -83,10 +83,12 @@ public:
     bool usable() const;
 };
 
-// The process's engine, created on first use (nullptr if that failed, or
-// once the process exits); its address blob for the peer. Callers hold an
-// InsideEngine.
+// The process's engine, created on first use (nullptr if that failed, once
+// the process exits, or in a child of fork()); its address blob for the
+// peer. Callers hold an InsideEngine.
 tent_engine_t* engine();
+// Why engine() gave none, for the log.
+const char* why_no_engine();
 // A connection to the engine whose address is blob (one per peer engine).
 tent_peer_t* peer_for(const std::string& blob);
 

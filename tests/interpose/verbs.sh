@@ -13,7 +13,7 @@
 # interrupting it (-a), with buffers registered per write and deregistered
 # by another thread (-m), and with two TCP rails (atomics in
 # posting order); a program that exits or tears down just after RTR (-q,
-# -t); and with a
+# -t); a child of fork() using verbs (-F, through the HCA); and with a
 # peer without tent, through the plain queue pair.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 require_simverbs
@@ -114,6 +114,17 @@ echo "tcp2: client's tcp rails: $(grep -oE '(interposer|rail-released): rail tcp
 # the QP and its device first (-t): exit 0, no crash.
 lonely_exits exit-at-rtr
 echo "exit-at-rtr: exits 0, 5, 20, 60 and 150 ms after RTR, and after tearing down at 0, 20 and 100 ms, all clean"
+
+# A child of fork() that uses verbs itself, its parent's engine running
+# (-F): the child's queue pair passes through to the HCA (the engine is the
+# parent's), and so does the server's, whose search finds no tent peer.
+TENT_INTERPOSE_DISCOVERY_MS=300 run_pair forked 60 "$prog" -g 0 -F
+for side in server client; do
+    grep -q "verbs_check $side: ok" "$SV_TMP/forked-$side.log" || { show_log "forked-$side"; fail "forked: $side"; }
+done
+grep -q "passes through: a child of fork()" "$SV_TMP/forked-client.log" ||
+    { show_log forked-client; fail "forked: the child's queue pair did not pass through"; }
+echo "forked: a child of fork() ran the client through the HCA"
 
 TENT_INTERPOSE_DISCOVERY_MS=300 run_mixed plain 60 "$prog" -g 0
 grep -q "verbs_check server: ok" "$SV_TMP/plain-server.log" || { show_log plain-server; fail "plain: server"; }

@@ -59,6 +59,11 @@
  * first tears everything down (QP, CQ, MR, PD, device), as one that gives
  * up on its peer does, and exits MS milliseconds later (after tent's
  * search for the peer ended on the QP it destroyed).
+ * With -F, the client first starts tent's engine in its process (a queue
+ * pair of its own, made and destroyed), then forks, and the child runs the
+ * client: a child of fork() that uses verbs gets plain queue pairs (the
+ * engine and its listener are the parent's), so the pair runs through the
+ * HCA, both sides, with the same checks.
  * With -k on both sides, the server leaves once connected and the client
  * checks what a real QP whose peer died gives: IBV_WC_RETRY_EXC_ERR, then
  * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
@@ -846,12 +851,40 @@ static void interval_alarms(int on) {
     if (setitimer(ITIMER_REAL, &t, NULL)) die("setitimer");
 }
 
+/* -F: a queue pair in this process (under tent-run, tent's engine starts
+ * with it), then fork(); the parent waits for the child, which returns to
+ * run the client, and exits as it did. */
+static void run_in_forked_child(void) {
+    struct ibv_device **list = ibv_get_device_list(NULL);
+    if (!list || !list[0]) die("no device");
+    struct ibv_context *c = ibv_open_device(list[0]);
+    if (!c) die("ibv_open_device");
+    struct ibv_pd *p = ibv_alloc_pd(c);
+    struct ibv_cq *q = p ? ibv_create_cq(c, 16, NULL, NULL, 0) : NULL;
+    if (!q) die("-F: pd or cq");
+    struct ibv_qp_init_attr ia = {.send_cq = q, .recv_cq = q, .qp_type = IBV_QPT_RC,
+                                  .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
+    struct ibv_qp *x = ibv_create_qp(p, &ia);
+    if (!x) die("-F: ibv_create_qp");
+    usleep(300000); /* the engine's start is well under way, or done */
+    if (ibv_destroy_qp(x) || ibv_destroy_cq(q) || ibv_dealloc_pd(p) || ibv_close_device(c)) die("-F: teardown");
+    ibv_free_device_list(list);
+    fflush(stdout);
+    pid_t child = fork();
+    if (child < 0) die("fork");
+    if (child == 0) return;
+    int status = 0;
+    if (waitpid(child, &status, 0) != child) die("waitpid");
+    exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
     int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0, churn = 0,
-        exit_polling = 0, lonely_exit_us = -1, teardown_ms = -1;
-    while ((opt = getopt(argc, argv, "p:d:g:aekmq:st:uwxn:")) != -1) {
+        exit_polling = 0, lonely_exit_us = -1, teardown_ms = -1, fork_first = 0;
+    while ((opt = getopt(argc, argv, "p:d:g:aeFkmq:st:uwxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 'F') fork_first = 1;
         else if (opt == 'q') lonely_exit_us = atoi(optarg);
         else if (opt == 't') teardown_ms = atoi(optarg);
         else if (opt == 'w') exit_polling = 1;
@@ -866,7 +899,7 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-e] [-k] [-m] [-s] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-e] [-F] [-k] [-m] [-s] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -874,6 +907,7 @@ int main(int argc, char **argv) {
         host = argv[optind];
         role = "client";
     }
+    if (fork_first && host) run_in_forked_child();
     int n = 0;
     struct ibv_device **list = ibv_get_device_list(&n);
     if (!list || n == 0) die("no device");
