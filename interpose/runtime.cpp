@@ -950,10 +950,7 @@ void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr) {
         if (ibv_gid gid{}; ibv_query_gid(qp->context, 1, 0, &gid) == 0) note_own_gid(gid);
         // Before the start begins, so that an exit during it waits for it.
         std::atexit(shut_down);
-        signal_free_thread([] {
-            InsideEngine inside;
-            if (inside.usable()) engine();
-        }).detach();
+        signal_free_thread([] { engine(); }).detach();
     });
     auto q = std::make_shared<ShadowQp>();
     q->qp = qp;
