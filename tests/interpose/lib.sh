@@ -54,25 +54,29 @@ carried() {
     done
 }
 
-# lonely_exits NAME: verbs_check -q under tent-run, alone, exiting at
-# several moments after its QP reached RTR (from at once, while tent's
-# engine still starts, to well into the search for the peer that never
-# answers), then tearing its verbs down at such moments and exiting after
-# the search gave up on the destroyed QP (-t, the search cut to 200 ms);
-# each must exit 0 with its last line.
+# lonely_exit LOG USEC [ARGS...]: verbs_check -q USEC (and ARGS) under
+# tent-run, alone; it must exit 0 with its last line.
+lonely_exit() {
+    local log=$1 us=$2 rc
+    shift 2
+    timeout 60 "$SV_RUN" -- "$VERBS_CHECK" -g 0 -q "$us" "$@" >"$SV_TMP/$log.log" 2>&1
+    rc=$?
+    [ "$rc" = 0 ] || { show_log "$log"; fail "$log: exit $rc"; }
+    grep -q "verbs_check: leaving $us us after RTR" "$SV_TMP/$log.log" || { show_log "$log"; fail "$log: no last line"; }
+}
+
+# lonely_exits NAME: lonely_exit at several moments after the QP reached
+# RTR (from at once, while tent's engine still starts, to well into the
+# search for the peer that never answers), then tearing its verbs down at
+# such moments and exiting after the search gave up on the destroyed QP
+# (-t, the search cut to 200 ms).
 lonely_exits() {
-    local name=$1 us rc log
-    for us in 0 5000 20000 60000 150000 t0 t20000 t100000; do
-        log=$name-$us
-        if [ "${us#t}" != "$us" ]; then
-            us=${us#t}
-            TENT_INTERPOSE_DISCOVERY_MS=200 timeout 60 "$SV_RUN" -- "$VERBS_CHECK" -g 0 -q "$us" -t 400 >"$SV_TMP/$log.log" 2>&1
-        else
-            timeout 60 "$SV_RUN" -- "$VERBS_CHECK" -g 0 -q "$us" >"$SV_TMP/$log.log" 2>&1
-        fi
-        rc=$?
-        [ "$rc" = 0 ] || { show_log "$log"; fail "$log: exit $rc"; }
-        grep -q "verbs_check: leaving $us us after RTR" "$SV_TMP/$log.log" || { show_log "$log"; fail "$log: no last line"; }
+    local name=$1 us
+    for us in 0 5000 20000 60000 150000; do
+        lonely_exit "$name-$us" "$us"
+    done
+    for us in 0 20000 100000; do
+        TENT_INTERPOSE_DISCOVERY_MS=200 lonely_exit "$name-t$us" "$us" -t 400
     done
 }
 

@@ -8,9 +8,8 @@
 # gives), an SRQ and the ibv_wr_* API, buffers deregistered by a second
 # thread while the first posts from new ones, an exit while another thread
 # polls, exits while the engine starts or a QP still looks for its peer
-# (also after destroying that QP),
-# two TCP rails, and one then both HCA ports pulled mid-run and
-# restored. Every run must check out
+# (also after destroying that QP), two TCP rails, and one then both HCA
+# ports pulled mid-run and restored. Every run must check out
 # (every byte and completion field) with no data race, lock-order
 # inversion or use after free reported. Debian's own programs are not run
 # here: they would need the TSan runtime preloaded, and perftest's 100 us
