@@ -54,6 +54,18 @@ carried() {
     done
 }
 
+# torn_down_at_exit NAME: a carried pair (-T) whose verbs are torn down by
+# an exit handler that runs after tent's own (the engine is gone by then):
+# each teardown verb must succeed, and both sides exit 0.
+torn_down_at_exit() {
+    local name=$1 side
+    carried "$name" -g 0 -T
+    for side in server client; do
+        grep -q "verbs_check $side: verbs torn down after exit began" "$SV_TMP/$name-$side.log" ||
+            { show_log "$name-$side"; fail "$name: $side did not tear its verbs down after exit began"; }
+    done
+}
+
 # lonely_exit LOG USEC [ARGS...]: verbs_check -q USEC (and ARGS) under
 # tent-run, alone; it must exit 0 with its last line.
 lonely_exit() {

@@ -8,7 +8,8 @@
 # gives), an SRQ and the ibv_wr_* API, buffers deregistered by a second
 # thread while the first posts from new ones, an exit while another thread
 # polls, exits while the engine starts or a QP still looks for its peer
-# (also after destroying that QP), two TCP rails, and one then both HCA
+# (also after destroying that QP), verbs torn down by an exit handler that
+# runs after tent's, two TCP rails, and one then both HCA
 # ports pulled mid-run and restored. Every run must check out
 # (every byte and completion field) with no data race, lock-order
 # inversion or use after free reported. Debian's own programs are not run
@@ -34,6 +35,7 @@ carried tsan-srq-qpex -g 0 -s -x -n 2
 carried tsan-churn -g 0 -m -n 4
 carried tsan-exit-polling -g 0 -w
 lonely_exits tsan-exit-at-rtr
+torn_down_at_exit tsan-exit-teardown
 TENT_TCP_RAIL_ADDRESSES=127.0.0.1,127.0.0.2 carried tsan-tcp2 -g 0 -n 2
 fault tsan-pull-one mlx5_0 "$VERBS_CHECK" -g 0 -n 1000
 fault tsan-pull-both "mlx5_0 mlx5_1" "$VERBS_CHECK" -g 0 -e -n 2000
@@ -47,4 +49,4 @@ done
 if grep -l "WARNING: ThreadSanitizer" "$SV_TMP"/*.log 2>/dev/null; then
     fail "ThreadSanitizer reported (above)"
 fi
-echo "PASS: verbs_check under tent-run, ${TSAN_OPTIONS:+ThreadSanitizer quiet, }polling, events, SRQ, ibv_wr_*, deregistering thread, exit while polling, exit while starting, TCP, pulled ports"
+echo "PASS: verbs_check under tent-run, ${TSAN_OPTIONS:+ThreadSanitizer quiet, }polling, events, SRQ, ibv_wr_*, deregistering thread, exit while polling, exit while starting, teardown after exit, TCP, pulled ports"

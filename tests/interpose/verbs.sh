@@ -115,6 +115,11 @@ echo "tcp2: client's tcp rails: $(grep -oE '(interposer|rail-released): rail tcp
 lonely_exits exit-at-rtr
 echo "exit-at-rtr: exits 0, 5, 20, 60 and 150 ms after RTR, and after tearing down at 0, 20 and 100 ms, all clean"
 
+# A program that leaves its verbs to an exit handler of its own, which runs
+# after tent's (-T): they are released, with tent's engine gone.
+torn_down_at_exit exit-teardown
+echo "exit-teardown: QP, CQ, MR, PD and device torn down after exit began, both sides"
+
 # A child of fork() that uses verbs itself, its parent's engine running
 # (-F): the child's queue pair passes through to the HCA (the engine is the
 # parent's), and so does the server's, whose search finds no tent peer.

@@ -64,6 +64,11 @@
  * client: a child of fork() that uses verbs gets plain queue pairs (the
  * engine and its listener are the parent's), so the pair runs through the
  * HCA, both sides, with the same checks.
+ * With -T, the program leaves its verbs to an exit handler registered
+ * before its first verb, so that they are torn down (QP, SRQ, CQ, MR, PD,
+ * device, each checked) after tent's own exit handler, registered with the
+ * first QP, has run: a program releasing its verbs from a static destructor
+ * or atexit() must get them released, not crash on tent's engine gone.
  * With -k on both sides, the server leaves once connected and the client
  * checks what a real QP whose peer died gives: IBV_WC_RETRY_EXC_ERR, then
  * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
@@ -851,6 +856,28 @@ static void interval_alarms(int on) {
     if (setitimer(ITIMER_REAL, &t, NULL)) die("setitimer");
 }
 
+/* -T: everything the program made, torn down after exit began (by the
+ * process that made it: not by the client's forked child, whose exit()
+ * runs the handler too). */
+static pid_t teardown_pid;
+static void tear_down_at_exit(void) {
+    int failed = 0;
+    if (!ctx || getpid() != teardown_pid) return;
+    if (qp && ibv_destroy_qp(qp)) failed = 1;
+    if (srq && ibv_destroy_srq(srq)) failed = 1;
+    if (cq && ibv_destroy_cq(cq)) failed = 1;
+    if (channel && ibv_destroy_comp_channel(channel)) failed = 1;
+    if (mr && ibv_dereg_mr(mr)) failed = 1;
+    if (pd && ibv_dealloc_pd(pd)) failed = 1;
+    if (ibv_close_device(ctx)) failed = 1;
+    if (failed) {
+        fprintf(stderr, "verbs_check %s: a teardown verb failed after exit began\n", role);
+        fflush(stdout);
+        _exit(1);
+    }
+    printf("verbs_check %s: verbs torn down after exit began\n", role);
+}
+
 /* -F: a queue pair in this process (under tent-run, tent's engine starts
  * with it), then fork(); the parent waits for the child, which returns to
  * run the client, and exits as it did. */
@@ -881,13 +908,15 @@ static void run_in_forked_child(void) {
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
     int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0, churn = 0,
-        exit_polling = 0, lonely_exit_us = -1, teardown_ms = -1, fork_first = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:aeFkmq:st:uwxn:")) != -1) {
+        exit_polling = 0, lonely_exit_us = -1, teardown_ms = -1, fork_first = 0,
+        teardown_at_exit = 0;
+    while ((opt = getopt(argc, argv, "p:d:g:aeFkmq:st:Tuwxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
         else if (opt == 'F') fork_first = 1;
         else if (opt == 'q') lonely_exit_us = atoi(optarg);
         else if (opt == 't') teardown_ms = atoi(optarg);
         else if (opt == 'w') exit_polling = 1;
+        else if (opt == 'T') teardown_at_exit = 1;
         else if (opt == 'm') churn = 1;
         else if (opt == 'e') events = 1;
         else if (opt == 'u') use_ud = 1;
@@ -899,7 +928,7 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-e] [-F] [-k] [-m] [-s] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-e] [-F] [-k] [-m] [-s] [-T] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -908,6 +937,8 @@ int main(int argc, char **argv) {
         role = "client";
     }
     if (fork_first && host) run_in_forked_child();
+    teardown_pid = getpid();
+    if (teardown_at_exit && atexit(tear_down_at_exit)) die("atexit");
     int n = 0;
     struct ibv_device **list = ibv_get_device_list(&n);
     if (!list || n == 0) die("no device");
@@ -1047,13 +1078,15 @@ int main(int argc, char **argv) {
         ibv_destroy_ah(ud_ah);
         ibv_destroy_qp(ud_qp);
     }
-    ibv_destroy_qp(qp);
-    if (srq) ibv_destroy_srq(srq);
-    ibv_destroy_cq(cq);
-    ibv_dereg_mr(mr);
-    ibv_dealloc_pd(pd);
-    ibv_close_device(ctx);
-    ibv_free_device_list(list);
+    if (!teardown_at_exit) {
+        ibv_destroy_qp(qp);
+        if (srq) ibv_destroy_srq(srq);
+        ibv_destroy_cq(cq);
+        ibv_dereg_mr(mr);
+        ibv_dealloc_pd(pd);
+        ibv_close_device(ctx);
+        ibv_free_device_list(list);
+    }
     if (channel) printf("verbs_check %s: %u completion events\n", role, events_taken);
     if (channel && ud_qp)
         printf("verbs_check %s: %d quiet datagrams a round, each slept for in ibv_get_cq_event\n", role,
