@@ -871,6 +871,7 @@ tent_engine_t* engine() {
             ~Started() { g_starting_pid.store(0); }
         } started;
         if (g_stop.load()) return;
+        if (!configuration_valid()) return;  // said once, with what follows
         TentScope scope;
         tent_engine_t* e = nullptr;
         if (int rc = create_engine(&e); rc != TENT_OK) {
@@ -900,6 +901,7 @@ tent_engine_t* engine() {
 const char* why_no_engine() {
     if (g_stop.load()) return "the process is exiting";
     if (g_engine && getpid() != g_engine_pid) return "a child of fork(): tent's engine is the parent's";
+    if (!configuration_valid()) return "the configuration is invalid";
     return "tent's engine did not start";
 }
 

@@ -18,8 +18,14 @@ std::atomic<int> g_discovery_ms{0};
 std::atomic<int> g_rendezvous_port{0};
 std::atomic<int> g_connect_timeout_ms{0};
 std::atomic<bool> g_control_auto{true};
+std::atomic<bool> g_valid{false};
 
 int default_of(Knob k) { return std::atoi(std::string(knob_spec(k).default_text).c_str()); }
+}
+
+bool configuration_valid() {
+    ensure_configured();
+    return g_valid.load();
 }
 
 bool control_address_is_auto() {
@@ -47,7 +53,8 @@ void ensure_configured() {
     std::call_once(once, [] {
         LoadResult loaded = load_config();
         if (!loaded.ok()) {
-            TENT_ERROR("config-invalid", "interposer keeps the defaults: %s", loaded.error_text().c_str());
+            TENT_ERROR("config-invalid", "interposer: %s; tent stays off, queue pairs pass through to the HCA",
+                       loaded.error_text().c_str());
             g_discovery_ms = default_of(Knob::InterposeDiscoveryMs);
             g_rendezvous_port = default_of(Knob::InterposeRendezvousPort);
             g_connect_timeout_ms = default_of(Knob::ConnectTimeoutMs);
@@ -58,6 +65,7 @@ void ensure_configured() {
         g_rendezvous_port = static_cast<int>(loaded.config.get_int(Knob::InterposeRendezvousPort));
         g_connect_timeout_ms = static_cast<int>(loaded.config.get_int(Knob::ConnectTimeoutMs));
         g_control_auto = loaded.config.get_string(Knob::ControlAddress) == "auto";
+        g_valid = true;
     });
 }
 

@@ -6,8 +6,13 @@
 namespace tent::interpose {
 
 // Loads the configuration once and applies its logging knobs; an invalid
-// configuration is logged once and the defaults stay in force.
+// configuration is logged once, the defaults stay in force for the
+// interposer's own settings, and tent's engine is not started (the engine
+// refuses an invalid configuration as a whole, tent.conf(5)).
 void ensure_configured();
+
+// Whether the configuration loaded without error.
+bool configuration_valid();
 
 // interpose_discovery_ms (tent.conf(5)).
 int discovery_timeout_ms();

@@ -4,7 +4,8 @@
 # devices, runs under tent-run with its usual output, nothing more, and no
 # thread of tent's; verbs programs whose queue pairs tent does not carry
 # (ibv_ud_pingpong) work through the adopted contexts, every byte checked
-# (-c). ibv_srq_pingpong, whose RC QPs share a receive queue, is carried
+# (-c), and so do all of a program's under LD_PRELOAD with an invalid
+# configuration. ibv_srq_pingpong, whose RC QPs share a receive queue, is carried
 # (the SRQ's receives serve its queue pairs), every byte checked too.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 skip_unless_installed ibv_devinfo ibv_devices ibv_ud_pingpong ibv_srq_pingpong
@@ -62,4 +63,24 @@ for side in server client; do
     [ "$(( $(rail_ops "$SV_TMP/srq_note-$side.log" mlx5_0) + $(rail_ops "$SV_TMP/srq_note-$side.log" mlx5_1) ))" -gt 0 ] ||
         { show_log "srq_note-$side"; fail "srq: the $side's engine carried nothing"; }
 done
+
+# An invalid configuration under LD_PRELOAD alone (tent-run refuses to start
+# a job with one): said once in each process, naming the variable, and tent
+# stays off: the queue pairs pass through, every byte checked (-c).
+preload_run=$SV_TMP/simverbs-preload-run
+cat >"$preload_run" <<SCRIPT
+#!/bin/sh
+[ "\$1" = -- ] && shift
+exec "$SV_PLAIN_RUN" -- env LD_PRELOAD="$lib" "\$@"
+SCRIPT
+chmod +x "$preload_run"
+SV_RUN=$preload_run TENT_RAIL_COOLDOWN_SECS=-5 run_pair badconf 30 ibv_rc_pingpong -g 0 -c -s 1024 -n 200
+check_pingpong_report badconf 1024 200
+for side in server client; do
+    log=$SV_TMP/badconf-$side.log
+    grep -q "TENT_RAIL_COOLDOWN_SECS=-5: rail_cooldown_secs: .*; tent stays off, queue pairs pass through to the HCA" "$log" ||
+        { show_log "badconf-$side"; fail "badconf: the $side did not say why tent stays off"; }
+    [ "$(grep -c '^tent: ' "$log")" = 1 ] || { show_log "badconf-$side"; fail "badconf: the $side printed more than one line of tent's"; }
+done
+echo "ok: an invalid configuration under LD_PRELOAD is said once, and the program runs through the HCA"
 echo "PASS: pass-through under tent-run"
