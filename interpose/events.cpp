@@ -7,8 +7,26 @@
 #include "channel.h"
 #include "context_table.h"
 #include "real_verbs.h"
+#include "runtime.h"
+#include "common/log.h"
 
 using namespace tent::interpose;
+
+namespace {
+// The adapter's error events that name a QP: for one tent carries, they
+// concern the adapter's QP beneath it, which carries none of its work.
+bool adapter_error_of_carried_qp(const ibv_async_event& event) {
+    switch (event.event_type) {
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_PATH_MIG_ERR:
+        return carried_and_working(event.element.qp);
+    default:
+        return false;
+    }
+}
+} // namespace
 
 extern "C" __attribute__((visibility("default"))) ibv_comp_channel* ibv_create_comp_channel(ibv_context* context) {
     bool act = acting() && context && provider_ops(context);
@@ -36,7 +54,15 @@ extern "C" __attribute__((visibility("default"))) void ibv_ack_cq_events(ibv_cq*
 extern "C" __attribute__((visibility("default"))) int ibv_get_async_event(ibv_context* context,
                                                                           ibv_async_event* event) {
     if (!context || !event) return real::get_async_event(context, event);
-    return async_event(context, event, real::get_async_event);
+    for (;;) {
+        int rc = async_event(context, event, real::get_async_event);
+        if (rc != 0 || !adapter_error_of_carried_qp(*event)) return rc;
+        // Taken and acknowledged here; the call goes on to the next event
+        // (or EAGAIN on a non-blocking fd), as if this one never came.
+        TENT_INFO("interpose-async", "interposer: qp 0x%x: %s from the adapter not passed on: tent carries the queue pair",
+                  event->element.qp->qp_num, ibv_event_type_str(event->event_type));
+        real::ack_async_event(event);
+    }
 }
 
 extern "C" __attribute__((visibility("default"))) void ibv_ack_async_event(ibv_async_event* event) {

@@ -1023,6 +1023,13 @@ std::shared_ptr<ShadowQp> find_qp(const ibv_qp* qp) {
     return it == s.qps.end() ? nullptr : it->second;
 }
 
+bool carried_and_working(const ibv_qp* qp) {
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto it = s.qps.find(qp);
+    return it != s.qps.end() && it->second->mode == QpMode::Tent && !it->second->failed && !it->second->forgotten;
+}
+
 void mr_registered(ibv_mr* mr, std::uint64_t iova, int access) {
     track_mr(mr, iova, access);
     if (!(access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC))) return;

@@ -24,6 +24,10 @@ void mr_registered(ibv_mr* mr, std::uint64_t iova, int access);
 void forget_qp(ibv_qp* qp);
 // The shadow of QP, or nullptr when the interposer does not track it.
 std::shared_ptr<ShadowQp> find_qp(const ibv_qp* qp);
+// Whether tent carries QP and has not failed it: an error the adapter
+// reports for the QP itself (its device's fatal error) is then not the
+// program's, whose work goes over tent's rails.
+bool carried_and_working(const ibv_qp* qp);
 // The same for the hot path (posts, ibv_wr_*): no lock or reference count
 // per call; valid while the program does not destroy QP.
 ShadowQp* shadow_for(const ibv_qp* qp);

@@ -3,7 +3,8 @@
 # (--use_old_post_send) under tent-run on both sides while one HCA port of
 # the client is pulled mid-run and plugged back, and while both are (the
 # traffic moves to TCP and back), and the project's verbs_check the same
-# way (atomics and an SRQ included). Each run must exit 0 with its usual
+# way (atomics and an SRQ included) and through a fatal error of the device
+# it opened. Each run must exit 0 with its usual
 # report, every received byte checked (-c), and still be running when the
 # port comes back (else the fault missed the run).
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
@@ -28,9 +29,16 @@ echo "bw_one: $row"
 vc=$VERBS_CHECK
 fault vc_one mlx5_0 "$vc" -g 0 -n 1000
 fault vc_both "mlx5_0 mlx5_1" "$vc" -g 0 -s -n 2000
+# A fatal error of the device the client opened (every QP of it, the
+# adapter's QP beneath the carried one too, goes to the error state): tent
+# carries on over the other HCA, and the program sees no error event for its
+# QP, only the device's own (verbs_check checks its asynchronous events).
+device_fatal vc_fatal mlx5_0 "$vc" -g 0 -n 1000
 for side in server client; do
-    for run in vc_one vc_both; do
+    for run in vc_one vc_both vc_fatal; do
         grep -q "verbs_check $side: ok" "$SV_TMP/$run-$side.log" || { show_log "$run-$side"; fail "$run: $side did not check out"; }
     done
 done
+grep -q "verbs_check client: [0-9]* port or device events, none for the QP" "$SV_TMP/vc_fatal-client.log" ||
+    { show_log vc_fatal-client; fail "vc_fatal: the client saw no event of its device's fatal error"; }
 echo "PASS: failover under tent-run"

@@ -98,9 +98,16 @@ lonely_exits() {
 # build); its time bound only guards against a hang: 150 s cut an -O0
 # --coverage build at load 20 short in the middle of 100000 round trips.
 guard=600
-fault() {
-    local name=$1 devs=$2 prog=$3
-    shift 3
+fault() { fault_of pull "$@"; }
+
+# device_fatal NAME "DEVS" PROG ARGS...: the same, with a fatal error of
+# each of DEVS of the client (simverbs-ctl fatal) instead of a pull: the
+# device stays dead for the rest of the run.
+device_fatal() { fault_of fatal "$@"; }
+
+fault_of() {
+    local how=$1 name=$2 devs=$3 prog=$4
+    shift 4
     local port cpid pkts dev
     port=$(free_port)
     start_bg "$name-server" "$guard" "$SV_RUN" -- "$prog" -p "$port" "$@"
@@ -110,18 +117,23 @@ fault() {
     local client_t=$sv_last
     cpid=$(pid_of "$name-client")
     wait_socket "$cpid" 10 || fail "$name: client has no control socket"
-    pkts=$(wait_tx_packets "$cpid" mlx5_0 300 400) || { show_log "$name-client"; fail "$name: no traffic before the pull"; }
-    kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the pull"; }
+    pkts=$(wait_tx_packets "$cpid" mlx5_0 300 400) || { show_log "$name-client"; fail "$name: no traffic before the $how"; }
+    kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the $how"; }
     for dev in $devs; do
-        retry_while_alive "$cpid" "$SV_CTL" port-down "$cpid" "$dev" >/dev/null ||
-            { show_log "$name-server"; show_log "$name-client"; fail "$name: port-down $dev"; }
+        if [ "$how" = fatal ]; then
+            retry_while_alive "$cpid" "$SV_CTL" fatal "$cpid" "$dev" >/dev/null
+        else
+            retry_while_alive "$cpid" "$SV_CTL" port-down "$cpid" "$dev" >/dev/null
+        fi || { show_log "$name-server"; show_log "$name-client"; fail "$name: $how $dev"; }
     done
-    sleep 0.5
-    kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the port came back"; }
-    for dev in $devs; do
-        retry_while_alive "$cpid" "$SV_CTL" port-up "$cpid" "$dev" >/dev/null ||
-            { show_log "$name-server"; show_log "$name-client"; fail "$name: port-up $dev"; }
-    done
+    if [ "$how" = pull ]; then
+        sleep 0.5
+        kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the port came back"; }
+        for dev in $devs; do
+            retry_while_alive "$cpid" "$SV_CTL" port-up "$cpid" "$dev" >/dev/null ||
+                { show_log "$name-server"; show_log "$name-client"; fail "$name: port-up $dev"; }
+        done
+    fi
     expect_pair_exit0 "$name" "$server_t" "$client_t"
-    echo "$name: pulled $devs at $pkts packets; both exited 0"
+    echo "$name: $how of $devs at $pkts packets; both exited 0"
 }

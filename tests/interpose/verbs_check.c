@@ -18,6 +18,9 @@
  * posts everything through the extended QP API (ibv_create_qp_ex,
  * ibv_wr_start / ibv_wr_* / ibv_wr_complete) instead of ibv_post_send,
  * with the same checks.
+ * After the rounds, the asynchronous events queued on the context must
+ * name no error of the QP, whatever faults of ports or devices came (read
+ * with the fd non-blocking; tent carries the QP past them).
  * Run as "verbs_check -p PORT" (server) and "verbs_check -p PORT HOST"
  * (client), like ibv_rc_pingpong; exit 0 when everything checked out.
  * The client then forks a child that exits at once (through exit(), so
@@ -75,6 +78,7 @@
  * IBV_EVENT_QP_FATAL on the asynchronous event queue. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <netdb.h>
 #include <poll.h>
@@ -812,6 +816,33 @@ static void peer_gone(void) {
     printf("verbs_check client: peer gone after %d writes: retry exceeded, flushed, error state, QP fatal\n", i);
 }
 
+/* After the rounds: the events on the context's asynchronous queue. The
+ * QP worked throughout, so no error event may name it (under tent, a fault
+ * of the adapter it was opened on is tent's to carry); events of ports and
+ * devices (a pulled port, a device's fatal error) are the adapter's own and
+ * are only counted. */
+static void check_async_events(void) {
+    int device_events = 0;
+    /* Non-blocking, as a program reading its events from a poll loop sets
+     * it: a readable fd may hold an event tent does not pass on. */
+    int flags = fcntl(ctx->async_fd, F_GETFL);
+    if (flags < 0 || fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK)) die("fcntl(async_fd, O_NONBLOCK)");
+    for (;;) {
+        struct ibv_async_event ev;
+        if (ibv_get_async_event(ctx, &ev)) {
+            if (errno == EAGAIN) break;
+            die("ibv_get_async_event");
+        }
+        enum ibv_event_type type = ev.event_type;
+        int names_qp = (type == IBV_EVENT_QP_FATAL || type == IBV_EVENT_QP_REQ_ERR ||
+                        type == IBV_EVENT_QP_ACCESS_ERR || type == IBV_EVENT_PATH_MIG_ERR) && ev.element.qp == qp;
+        ibv_ack_async_event(&ev);
+        if (names_qp) die("asynchronous event %s for the QP, which worked", ibv_event_type_str(type));
+        ++device_events;
+    }
+    if (device_events) printf("verbs_check %s: %d port or device events, none for the QP\n", role, device_events);
+}
+
 /* -a: the handler allocates more than glibc's per-thread cache serves, so
  * it takes the allocator's lock. */
 static volatile sig_atomic_t alarms_taken;
@@ -1040,6 +1071,7 @@ int main(int argc, char **argv) {
         }
         sync_oob(fd); /* the word is reset before the next round's atomics */
     }
+    check_async_events();
     if (alarms) {
         interval_alarms(0);
         if (alarms_taken == 0) die("-a: no alarm came");
