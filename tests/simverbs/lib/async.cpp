@@ -16,7 +16,9 @@ struct AsyncRecord {
 }  // namespace
 
 void post_async(Context* ctx, ibv_event_type type, void* element) {
-  AsyncRecord r{type, element};
+  AsyncRecord r{};  // zeroed padding too: the whole record goes through the pipe
+  r.type = type;
+  r.element = element;
   ssize_t n = write(ctx->async_wfd, &r, sizeof r);
   (void)n;
 }

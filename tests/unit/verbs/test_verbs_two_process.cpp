@@ -78,7 +78,9 @@ int child_main(int sock) {
     if (!mr) return 12;
     auto remote = exchange_addresses(sock, **dev, **rail);
     if (!remote) return 13;
-    Region region{reinterpret_cast<std::uintptr_t>(buf.data()), (*mr)->rkey()};
+    Region region{};  // zeroed padding too: the whole struct goes through the socket
+    region.addr = reinterpret_cast<std::uintptr_t>(buf.data());
+    region.rkey = (*mr)->rkey();
     if (!send_all(sock, &region, sizeof region)) return 13;
     if (!(*rail)->connect(*remote, "peer mlx5_0:1").is_ok()) return 14;
     std::size_t intact = 0, got = 0;
