@@ -212,6 +212,7 @@ SCRIPT_TESTS = \
 	tests/failover/flap.sh \
 	tests/failover/all-hca-pull.sh \
 	tests/failover/ack-loss.sh \
+	tests/failover/device-fatal.sh \
 	tests/simverbs/lib/tests/test-abi.sh \
 	tests/simverbs/check/perftest_bw.sh \
 	tests/simverbs/check/rc_pingpong.sh \
