@@ -42,11 +42,7 @@ moved_back() {
 # pull_all LABEL OP
 pull_all() {
     local label=$1 op=$2 tcp_down tcp_up hca_up hca_end tcp_tail hca_tail
-    start_server
-    start_client --op "$op" --size 64K --depth 8 --duration 100 --rails mlx5_0,mlx5_1
-    wait_bytes mlx5_0: 0 20
-    wait_bytes mlx5_1: 0 20
-    sleep 1
+    stream_over_both_hcas "$op"
     tcp_down=$(rail_bytes tcp)
     ctl port-down "$client_pid" mlx5_0
     ctl port-down "$client_pid" mlx5_1

@@ -14,13 +14,8 @@ set -u
 # fatal LABEL OP SIDE: SIDE (client or server) has its mlx5_1 fail.
 fatal() {
     local label=$1 op=$2 side=$3 target t0 t_fatal b_fatal b_end
-    start_server
-    start_client --op "$op" --size 64K --depth 8 --duration 100 --rails mlx5_0,mlx5_1
-    t0=$(now_ms)
+    stream_over_both_hcas "$op"
     [ "$side" = client ] && target=$client_pid || target=$server_pid
-    wait_bytes mlx5_0: 0 20
-    wait_bytes mlx5_1: 0 20
-    sleep 1
     t_fatal=$(now_ms)
     ctl fatal "$target" mlx5_1
     wait_for 30 seen_state mlx5_1: paused ||

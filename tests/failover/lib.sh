@@ -87,6 +87,20 @@ start_client() {
     client_pid=$(pid_of client)
 }
 
+# stream_over_both_hcas OP: a server and a client streaming OP in 64 KiB
+# pieces over both HCAs until told to stop (SIGUSR1 to $client_pid);
+# returns mid-stream, once both rails have carried traffic for about a
+# second. Sets t0 (ms, right after the client started) besides what
+# start_server and start_client set.
+stream_over_both_hcas() {
+    start_server
+    start_client --op "$1" --size 64K --depth 8 --duration 100 --rails mlx5_0,mlx5_1
+    t0=$(now_ms)
+    wait_bytes mlx5_0: 0 20
+    wait_bytes mlx5_1: 0 20
+    sleep 1
+}
+
 # ctl COMMAND PID ARGS...: one simverbs-ctl command, which must succeed
 # (tried again while process PID lives: retry_while_alive).
 ctl() {

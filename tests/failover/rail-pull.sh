@@ -16,14 +16,9 @@ set -u
 # pull LABEL OP SIDE: SIDE (client or server) loses its mlx5_1 port.
 pull() {
     local label=$1 op=$2 side=$3 target t0 t_down t_up b_up b_end
-    start_server
-    start_client --op "$op" --size 64K --depth 8 --duration 100 --rails mlx5_0,mlx5_1
-    t0=$(now_ms)
-    [ "$side" = client ] && target=$client_pid || target=$server_pid
     # Mid-stream: both rails carry traffic, for about a second.
-    wait_bytes mlx5_0: 0 20
-    wait_bytes mlx5_1: 0 20
-    sleep 1
+    stream_over_both_hcas "$op"
+    [ "$side" = client ] && target=$client_pid || target=$server_pid
     t_down=$(now_ms)
     ctl port-down "$target" mlx5_1
     sleep 1.5

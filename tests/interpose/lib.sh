@@ -108,7 +108,8 @@ device_fatal() { fault_of fatal "$@"; }
 fault_of() {
     local how=$1 name=$2 devs=$3 prog=$4
     shift 4
-    local port cpid pkts dev
+    local port cpid pkts dev ctl=port-down
+    [ "$how" = fatal ] && ctl=fatal
     port=$(free_port)
     start_bg "$name-server" "$guard" "$SV_RUN" -- "$prog" -p "$port" "$@"
     local server_t=$sv_last
@@ -120,11 +121,8 @@ fault_of() {
     pkts=$(wait_tx_packets "$cpid" mlx5_0 300 400) || { show_log "$name-client"; fail "$name: no traffic before the $how"; }
     kill -0 "$client_t" 2>/dev/null || { show_log "$name-client"; fail "$name: the run ended before the $how"; }
     for dev in $devs; do
-        if [ "$how" = fatal ]; then
-            retry_while_alive "$cpid" "$SV_CTL" fatal "$cpid" "$dev" >/dev/null
-        else
-            retry_while_alive "$cpid" "$SV_CTL" port-down "$cpid" "$dev" >/dev/null
-        fi || { show_log "$name-server"; show_log "$name-client"; fail "$name: $how $dev"; }
+        retry_while_alive "$cpid" "$SV_CTL" "$ctl" "$cpid" "$dev" >/dev/null ||
+            { show_log "$name-server"; show_log "$name-client"; fail "$name: $ctl $dev"; }
     done
     if [ "$how" = pull ]; then
         sleep 0.5

@@ -887,22 +887,29 @@ static void interval_alarms(int on) {
     if (setitimer(ITIMER_REAL, &t, NULL)) die("setitimer");
 }
 
+/* Destroys the QP, SRQ, CQ and channel, deregisters the MR, deallocates
+ * the PD and closes the device, in that order; the first verb that failed,
+ * or NULL. */
+static const char *tear_down(void) {
+    if (qp && ibv_destroy_qp(qp)) return "ibv_destroy_qp";
+    if (srq && ibv_destroy_srq(srq)) return "ibv_destroy_srq";
+    if (cq && ibv_destroy_cq(cq)) return "ibv_destroy_cq";
+    if (channel && ibv_destroy_comp_channel(channel)) return "ibv_destroy_comp_channel";
+    if (mr && ibv_dereg_mr(mr)) return "ibv_dereg_mr";
+    if (pd && ibv_dealloc_pd(pd)) return "ibv_dealloc_pd";
+    if (ibv_close_device(ctx)) return "ibv_close_device";
+    return NULL;
+}
+
 /* -T: everything the program made, torn down after exit began (by the
  * process that made it: not by the client's forked child, whose exit()
  * runs the handler too). */
 static pid_t teardown_pid;
 static void tear_down_at_exit(void) {
-    int failed = 0;
     if (!ctx || getpid() != teardown_pid) return;
-    if (qp && ibv_destroy_qp(qp)) failed = 1;
-    if (srq && ibv_destroy_srq(srq)) failed = 1;
-    if (cq && ibv_destroy_cq(cq)) failed = 1;
-    if (channel && ibv_destroy_comp_channel(channel)) failed = 1;
-    if (mr && ibv_dereg_mr(mr)) failed = 1;
-    if (pd && ibv_dealloc_pd(pd)) failed = 1;
-    if (ibv_close_device(ctx)) failed = 1;
+    const char *failed = tear_down();
     if (failed) {
-        fprintf(stderr, "verbs_check %s: a teardown verb failed after exit began\n", role);
+        fprintf(stderr, "verbs_check %s: %s failed after exit began\n", role, failed);
         fflush(stdout);
         _exit(1);
     }
@@ -1009,13 +1016,8 @@ int main(int argc, char **argv) {
         lonely_bring_up(gid_index);
         usleep((useconds_t)lonely_exit_us);
         if (teardown_ms >= 0) {
-            if (ibv_destroy_qp(qp)) die("ibv_destroy_qp");
-            if (srq && ibv_destroy_srq(srq)) die("ibv_destroy_srq");
-            if (ibv_destroy_cq(cq)) die("ibv_destroy_cq");
-            if (channel && ibv_destroy_comp_channel(channel)) die("ibv_destroy_comp_channel");
-            if (ibv_dereg_mr(mr)) die("ibv_dereg_mr");
-            if (ibv_dealloc_pd(pd)) die("ibv_dealloc_pd");
-            if (ibv_close_device(ctx)) die("ibv_close_device");
+            const char *failed = tear_down();
+            if (failed) die("%s", failed);
             usleep((useconds_t)teardown_ms * 1000);
         }
         printf("verbs_check: leaving %d us after RTR, the peer never answered\n", lonely_exit_us);
