@@ -70,6 +70,13 @@ void raise_qp_fatal(ibv_qp* qp) {
     raise(qp->context, ev, qp);
 }
 
+void raise_qp_last_wqe(ibv_qp* qp) {
+    ibv_async_event ev{};
+    ev.event_type = IBV_EVENT_QP_LAST_WQE_REACHED;
+    ev.element.qp = qp;
+    raise(qp->context, ev, qp);
+}
+
 void raise_srq_limit(ibv_srq* srq) {
     ibv_async_event ev{};
     ev.event_type = IBV_EVENT_SRQ_LIMIT_REACHED;

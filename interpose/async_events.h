@@ -13,6 +13,9 @@ void adopt_async_fd(ibv_context* context);
 void release_async_fd(ibv_context* context);
 // Raises IBV_EVENT_QP_FATAL for QP on its context's event queue.
 void raise_qp_fatal(ibv_qp* qp);
+// Raises IBV_EVENT_QP_LAST_WQE_REACHED for QP (on a shared receive queue,
+// entering the error state) on its context's event queue.
+void raise_qp_last_wqe(ibv_qp* qp);
 // Raises IBV_EVENT_SRQ_LIMIT_REACHED for SRQ on its context's event queue.
 void raise_srq_limit(ibv_srq* srq);
 // The next event: the interposer's or the provider's (through get).

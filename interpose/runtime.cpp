@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -53,6 +54,15 @@ constexpr std::uint64_t kMessageBit = std::uint64_t{1} << 31;
 std::uint64_t op_cookie(const ShadowQp& q, std::uint64_t seq, bool message) {
     return (std::uint64_t{q.token} << 32) | (message ? kMessageBit : 0) | (seq & kSeqMask);
 }
+
+// The sequence number of the slot COOKIE (op_cookie) names.
+std::uint64_t cookie_seq(const ShadowQp& q, std::uint64_t cookie) {
+    return q.sq_base + (((cookie & kSeqMask) - (q.sq_base & kSeqMask)) & kSeqMask);
+}
+
+// Whether tent no longer uses Q's buffers: none of its work requests is
+// outstanding, or tent failed them all (every path to the peer gone).
+bool tent_done_with(const ShadowQp& q) { return q.sq.empty() || (q.failed && !q.draining); }
 
 struct State {
     std::mutex mu;
@@ -110,6 +120,8 @@ void push_wc(State& s, ibv_cq* cq, const ibv_wc& wc) {
     cq_completed(cq);  // an armed CQ with a channel signals it
 }
 
+void lose_peer_qp(State& s, ShadowQp& q);
+
 // Completes the QP's work requests from the front while they are done, in
 // posting order; unsignaled ones leave no completion.
 void retire_sends(State& s, ShadowQp& q) {
@@ -131,6 +143,7 @@ void retire_sends(State& s, ShadowQp& q) {
         ++q.sq_base;
     }
     q.msg_cursor = std::max(q.msg_cursor, q.sq_base);
+    if (q.loss_owed && q.sq_base > q.lost_at) lose_peer_qp(s, q);
 }
 
 // The receive queue that serves Q's messages; nullptr when its receives
@@ -230,8 +243,138 @@ void take_message(State& s, ShadowQp& q, const MessageHeader& h, const std::uint
     if (q.mode == QpMode::Tent) match_receives(s, q);
 }
 
+// Flushes the posted receives of a failed QP, as an adapter does (those
+// of a shared receive queue stay for its other queue pairs).
+void flush_receives(State& s, ShadowQp& q) {
+    if (q.srq) return;
+    while (!q.recvs.empty()) {
+        ibv_wc wc{};
+        wc.wr_id = q.recvs.front().wr_id;
+        wc.status = IBV_WC_WR_FLUSH_ERR;
+        wc.opcode = IBV_WC_RECV;
+        wc.qp_num = q.qp->qp_num;
+        push_wc(s, q.qp->recv_cq, wc);
+        q.recvs.pop_front();
+    }
+}
+
+// The QP the peer's work requests go to is lost, as a real QP's is when
+// its peer died: the QP (the real one too, for ibv_query_qp) enters the
+// error state, its posted receives complete with IBV_WC_WR_FLUSH_ERR and
+// IBV_EVENT_QP_FATAL is raised.
+void lose_peer(State& s, ShadowQp& q, const char* what) {
+    q.loss_owed = false;
+    if (q.lost || q.forgotten) return;  // the program destroyed it: nobody to tell
+    q.lost = true;
+    flush_receives(s, q);
+    TENT_WARN("interpose-qp-error", "interposer: qp 0x%x: %s: error state", q.qp->qp_num, what);
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_ERR;
+    real::modify_qp(q.qp, &attr, IBV_QP_STATE);
+    raise_qp_fatal(q.qp);
+}
+
+// tent gave up on a work request: every path to the peer is gone (tent
+// fails a request only then, and so every other one of the QP). The oldest
+// outstanding work request completes with IBV_WC_RETRY_EXC_ERR, every other
+// one with IBV_WC_WR_FLUSH_ERR, and the QP is lost (lose_peer()).
+void fail_qp(State& s, ShadowQp& q) {
+    q.failed = true;
+    q.atomics_waiting.clear();  // their slots complete flushed below
+    bool first = true;
+    for (SendSlot& slot : q.sq) {
+        slot.status = first ? IBV_WC_RETRY_EXC_ERR : IBV_WC_WR_FLUSH_ERR;
+        first = false;
+        slot.onesided_parts = 0;  // their late completions are ignored
+        slot.message_waiting = slot.message_inflight = false;
+    }
+    retire_sends(s, q);
+    lose_peer(s, q, "every path to the peer is gone");
+}
+
+// Q enters the error state while tent still carries its work to a working
+// peer: no message of it is sent any more, and each outstanding work
+// request completes, in posting order, once tent's operations for it have
+// ended (until then tent may read its buffers): the oldest with FIRST, the
+// others with IBV_WC_WR_FLUSH_ERR.
+void stop_running(State& s, ShadowQp& q, ibv_wc_status first) {
+    q.failed = true;
+    q.draining = true;
+    for (const TentCall& c : q.atomics_waiting)  // never posted
+        if (const std::uint64_t seq = cookie_seq(q, c.cookie); seq - q.sq_base < q.sq.size())
+            --q.sq[seq - q.sq_base].onesided_parts;
+    q.atomics_waiting.clear();
+    bool oldest = true;
+    for (SendSlot& slot : q.sq) {
+        slot.status = oldest ? first : IBV_WC_WR_FLUSH_ERR;
+        oldest = false;
+        slot.message_waiting = false;
+    }
+    retire_sends(s, q);
+}
+
+void lose_peer_qp(State& s, ShadowQp& q) {
+    char what[64];
+    std::snprintf(what, sizeof what, "the peer's qp 0x%x is gone", q.peer_qpn);
+    lose_peer(s, q, what);
+}
+
+// The peer's QP is gone (destroyed, or put in the error state by its
+// program), found by a message of Q's that reached it: as an adapter's
+// retries to a vanished QP end, the oldest outstanding work request
+// completes with IBV_WC_RETRY_EXC_ERR (or the next one posted, when none
+// is), the others with IBV_WC_WR_FLUSH_ERR, and with that completion the
+// QP is lost. The message that found it may have completed: tent
+// delivered it to the peer's process.
+void peer_qp_gone(State& s, ShadowQp& q) {
+    if (q.mode != QpMode::Tent) return;
+    q.retry_error_owed = q.sq.empty();
+    q.loss_owed = true;
+    q.lost_at = q.sq_base;
+    stop_running(s, q, IBV_WC_RETRY_EXC_ERR);
+}
+
+// The program put Q in the error state (ibv_modify_qp): as an adapter
+// does, every outstanding work request and posted receive completes with
+// IBV_WC_WR_FLUSH_ERR (a QP on a shared receive queue raises
+// IBV_EVENT_QP_LAST_WQE_REACHED instead: the SRQ's receives stay), and
+// the peer's QP fails on its next message (tell_qp_gone()).
+void program_errored(State& s, ShadowQp& q) {
+    if (q.mode != QpMode::Tent || q.failed) return;
+    stop_running(s, q, IBV_WC_WR_FLUSH_ERR);
+    flush_receives(s, q);
+    q.arrivals.clear();
+    if (q.srq) raise_qp_last_wqe(q.qp);
+}
+
+// Tells PEER that the QP a message of its QP FROM went to is gone, on the
+// thread driving the engine (state mutex not held): FROM then fails as a
+// QP whose messages find no QP at the other end does (peer_qp_gone()).
+void tell_qp_gone(tent_peer_t* peer, std::uint32_t from) {
+    if (!peer || from == 0) return;
+    PooledBuffer b = g_pool->acquire(sizeof(MessageHeader));
+    if (!b.data) return;
+    const MessageHeader h{kMessageMagic, from, 0, kQpGone, 0};
+    std::memcpy(b.data.get(), &h, sizeof h);
+    const void* data = b.data.get();
+    std::uint64_t cookie;
+    State& s = state();
+    {
+        std::lock_guard lock(s.mu);
+        cookie = s.next_own++ & ~kMessageBit & 0xffffffff;  // token 0: the interposer's own
+        s.own[cookie] = std::move(b);
+    }
+    TentScope scope;
+    if (tent_post_send(peer, data, sizeof h, TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, cookie) == TENT_OK) return;
+    std::lock_guard lock(s.mu);
+    if (auto it = s.own.find(cookie); it != s.own.end()) {
+        g_pool->release(std::move(it->second));
+        s.own.erase(it);
+    }
+}
+
 // Every message from a peer's interposer, on the thread driving the engine.
-void on_message(tent_peer_t*, const void* data, size_t length, void*) {
+void on_message(tent_peer_t* peer, const void* data, size_t length, void*) {
     MessageHeader h;
     if (length < sizeof h) return;
     std::memcpy(&h, data, sizeof h);
@@ -239,9 +382,21 @@ void on_message(tent_peer_t*, const void* data, size_t length, void*) {
     const auto* p = static_cast<const std::uint8_t*>(data) + sizeof h;
     std::size_t n = length - sizeof h;
     State& s = state();
-    std::lock_guard lock(s.mu);
+    std::unique_lock lock(s.mu);
     auto it = s.by_token.find(h.token);
-    if (it == s.by_token.end() || it->second->forgotten) return;  // the QP is gone
+    const bool gone = it == s.by_token.end() || it->second->forgotten ||
+                      (it->second->failed && !(h.flags & kKeys));
+    if (h.flags & kQpGone) {
+        if (!gone) peer_qp_gone(s, *it->second);
+        return;
+    }
+    if (gone) {
+        // An adapter's message to a QP that no longer takes any is never
+        // acknowledged, and the sender's QP fails: tell the sender.
+        lock.unlock();
+        tell_qp_gone(peer, h.from);
+        return;
+    }
     ShadowQp& q = *it->second;
     if (!(h.flags & kBatch)) return take_message(s, q, h, p, n);
     // A batch: each message as its length, then the message (header first).
@@ -258,51 +413,12 @@ void on_message(tent_peer_t*, const void* data, size_t length, void*) {
     }
 }
 
-// Flushes the posted receives of a failed QP, as an adapter does (those
-// of a shared receive queue stay for its other queue pairs).
-void flush_receives(State& s, ShadowQp& q) {
-    if (q.srq) return;
-    while (!q.recvs.empty()) {
-        ibv_wc wc{};
-        wc.wr_id = q.recvs.front().wr_id;
-        wc.status = IBV_WC_WR_FLUSH_ERR;
-        wc.opcode = IBV_WC_RECV;
-        wc.qp_num = q.qp->qp_num;
-        push_wc(s, q.qp->recv_cq, wc);
-        q.recvs.pop_front();
-    }
-}
-
-// tent gave up on a work request: every path to the peer is gone (tent
-// fails a request only then). Like a real QP whose peer died: the oldest
-// outstanding work request completes with IBV_WC_RETRY_EXC_ERR, every other
-// one and every receive with IBV_WC_WR_FLUSH_ERR, the QP (the real one too,
-// for ibv_query_qp) enters the error state and IBV_EVENT_QP_FATAL is raised.
-void fail_qp(State& s, ShadowQp& q) {
-    q.failed = true;
-    q.atomics_waiting.clear();  // their slots complete flushed below
-    bool first = true;
-    for (SendSlot& slot : q.sq) {
-        slot.status = first ? IBV_WC_RETRY_EXC_ERR : IBV_WC_WR_FLUSH_ERR;
-        first = false;
-        slot.onesided_parts = 0;  // their late completions are ignored
-        slot.message_waiting = slot.message_inflight = false;
-    }
-    retire_sends(s, q);
-    if (q.forgotten) return;  // the program destroyed it: nobody to tell
-    flush_receives(s, q);
-    TENT_WARN("interpose-qp-error", "interposer: qp 0x%x: every path to the peer is gone: error state", q.qp->qp_num);
-    ibv_qp_attr attr{};
-    attr.qp_state = IBV_QPS_ERR;
-    real::modify_qp(q.qp, &attr, IBV_QP_STATE);
-    raise_qp_fatal(q.qp);
-}
 
 // Settles one tent operation of a slot (also when it could not be posted):
 // cookie names it (op_cookie).
 void settle(State& s, ShadowQp& q, std::uint64_t cookie, bool ok) {
-    if (q.failed) return;
-    const std::uint64_t seq = q.sq_base + (((cookie & kSeqMask) - (q.sq_base & kSeqMask)) & kSeqMask);
+    if (q.failed && !q.draining) return;
+    const std::uint64_t seq = cookie_seq(q, cookie);
     if (seq - q.sq_base >= q.sq.size()) return;
     SendSlot& slot = q.sq[seq - q.sq_base];
     if (cookie & kMessageBit) {
@@ -315,7 +431,7 @@ void settle(State& s, ShadowQp& q, std::uint64_t cookie, bool ok) {
         --slot.onesided_parts;
         if (slot.opcode == IBV_WC_COMP_SWAP || slot.opcode == IBV_WC_FETCH_ADD) q.atomic_inflight = false;
     }
-    if (!ok) return fail_qp(s, q);
+    if (!ok && !q.failed) return fail_qp(s, q);
     retire_sends(s, q);
 }
 
@@ -364,7 +480,7 @@ std::vector<TentCall> ready_messages(ShadowQp& q) {
             c.length = slot.message_length;
         } else {
             std::uint8_t* out = slot.batch.data.get();
-            MessageHeader h{kMessageMagic, q.peer_token, 0, kBatch};
+            MessageHeader h{kMessageMagic, q.peer_token, 0, kBatch, q.token};
             std::memcpy(out, &h, sizeof h);
             std::size_t off = sizeof h;
             for (std::uint64_t i = first; i <= last; ++i) {
@@ -476,7 +592,7 @@ void settle_completions(const tent_completion_t* c, int n) {
         }
         // A destroyed QP goes once tent no longer uses its buffers.
         for (auto& q : touched)
-            if (q->forgotten && (q->sq.empty() || q->failed)) s.by_token.erase(q->token);
+            if (q->forgotten && tent_done_with(*q)) s.by_token.erase(q->token);
     }
     for (auto& q : touched) pump(*q);
 }
@@ -599,7 +715,7 @@ PooledBuffer build_message(const ShadowQp& q, std::uint32_t flags, std::uint32_t
     *length = sizeof(MessageHeader) + payload;
     PooledBuffer b = g_pool->acquire(*length);
     if (!b.data) return b;
-    MessageHeader h{kMessageMagic, q.peer_token, imm, flags};
+    MessageHeader h{kMessageMagic, q.peer_token, imm, flags, q.token};
     std::memcpy(b.data.get(), &h, sizeof h);
     return b;
 }
@@ -821,13 +937,17 @@ int post_locked(ShadowQp& qr, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         return 0;
     }
     if (q->failed) {
-        // Work posted to a QP in the error state completes flushed.
+        // Work posted to a QP in the error state completes flushed (the
+        // first with IBV_WC_RETRY_EXC_ERR when the peer's QP was found gone
+        // with nothing outstanding: it is the one that would have found it).
         for (; wr; wr = wr->next) {
             ibv_wc wc{};
             wc.wr_id = wr->wr_id;
-            wc.status = IBV_WC_WR_FLUSH_ERR;
+            wc.status = q->retry_error_owed ? IBV_WC_RETRY_EXC_ERR : IBV_WC_WR_FLUSH_ERR;
+            q->retry_error_owed = false;
             wc.qp_num = q->qp->qp_num;
             push_wc(s, q->qp->send_cq, wc);
+            if (q->loss_owed) lose_peer_qp(s, *q);
         }
         return 0;
     }
@@ -1124,7 +1244,16 @@ void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why) {
 }
 
 void qp_modified(ibv_qp* qp, const ibv_qp_attr& attr, int attr_mask) {
-    if (!(attr_mask & IBV_QP_STATE) || attr.qp_state != IBV_QPS_RTR) return;
+    if (!(attr_mask & IBV_QP_STATE)) return;
+    if (attr.qp_state == IBV_QPS_ERR) {
+        if (std::shared_ptr<ShadowQp> q = find_qp(qp)) {
+            State& s = state();
+            std::lock_guard lock(s.mu);
+            program_errored(s, *q);
+        }
+        return;
+    }
+    if (attr.qp_state != IBV_QPS_RTR) return;
     std::shared_ptr<ShadowQp> q = find_qp(qp);
     if (!q) return;
     {

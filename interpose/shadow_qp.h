@@ -136,7 +136,22 @@ struct ShadowQp {
 
     // Everything below is guarded by the interposer's state mutex.
     QpMode mode = QpMode::Candidate;
-    bool failed = false;  // tent lost the peer: the QP is in the error state
+    bool failed = false;  // the QP is in the error state (tent lost the peer, or the program put it there)
+    // Failed while tent operations of its work requests were in flight:
+    // they still settle, and each slot completes (with the error it was
+    // given) once its own have, as tent may read their buffers until then.
+    bool draining = false;
+    // The peer's QP was found gone with no work request outstanding: the
+    // next one posted completes with IBV_WC_RETRY_EXC_ERR, as the one an
+    // adapter sent to a vanished QP would.
+    bool retry_error_owed = false;
+    // The peer's QP was found gone: the QP is lost (lose_peer()) once the
+    // work request that found it completed, the one with sequence number
+    // lost_at (or the next one posted), as an adapter's QP enters the
+    // error state with that error completion.
+    bool loss_owed = false;
+    std::uint64_t lost_at = 0;
+    bool lost = false;  // lose_peer() ran
     std::deque<HeldRecv> recvs;  // its own receive queue (unused with an SRQ)
     std::shared_ptr<ShadowSrq> srq;  // the SRQ it receives from, if any
     std::deque<Arrival> arrivals;
@@ -165,13 +180,17 @@ struct MessageHeader {
     std::uint32_t magic;  // kMessageMagic
     std::uint32_t token;  // the receiving QP's token
     std::uint32_t imm;    // as the application gave it (network order)
-    std::uint32_t flags;  // kHasImm, kKeys, kWriteNotice
+    std::uint32_t flags;  // kHasImm, kKeys, kWriteNotice, kBatch, kQpGone
+    std::uint32_t from;   // the sending QP's token: where word that the receiving QP is gone goes
 };
 constexpr std::uint32_t kMessageMagic = 0x746e7451;  // "tntQ"
 constexpr std::uint32_t kHasImm = 1;
 constexpr std::uint32_t kKeys = 2;         // payload: Announcement[]
 constexpr std::uint32_t kWriteNotice = 4;  // payload: the write's length (uint32)
 constexpr std::uint32_t kBatch = 8;        // payload: messages, each as uint32 length + the message
+// No payload: the QP that `from` named in a message to the sender is gone
+// (destroyed, or put in the error state by its program).
+constexpr std::uint32_t kQpGone = 16;
 // Tent messages a QP keeps in flight before its small messages wait to go
 // in a batch, and what a batch holds at most.
 constexpr int kMessageWindow = 4;

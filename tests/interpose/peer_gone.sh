@@ -9,7 +9,10 @@
 # verbs program (verbs_check -k) checks the whole contract on its QP:
 # IBV_WC_RETRY_EXC_ERR, IBV_WC_WR_FLUSH_ERR for work posted afterwards, the
 # QP in the error state (ibv_query_qp) and IBV_EVENT_QP_FATAL on the
-# context's asynchronous event queue.
+# context's asynchronous event queue. Then the same contract when the
+# peer's process stays and only its QP goes (verbs_check -G): destroyed,
+# or put in the error state by its program, which must get its own work
+# flushed as from an adapter (IBV_EVENT_QP_LAST_WQE_REACHED on an SRQ).
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 skip_unless_installed ib_write_bw
 require_simverbs
@@ -42,8 +45,29 @@ echo "ok: ib_write_bw's peer killed: IBV_WC_RETRY_EXC_ERR after $elapsed ms, cli
 prog=$TEST_BUILDDIR/tests/interpose/verbs_check
 [ -x "$prog" ] || fail "$prog not built"
 run_pair gone 60 "$prog" -k -g 0
-grep -q "verbs_check client: peer gone after [0-9]* writes: retry exceeded, flushed, error state, QP fatal" \
+grep -q "verbs_check client: peer gone after [0-9]* work requests: retry exceeded, flushed, error state, QP fatal" \
     "$SV_TMP/gone-client.log" || { show_log gone-client; fail "verbs_check -k"; }
 grep -q "interpose-qp-error" "$SV_TMP/gone-client.log" || { show_log gone-client; fail "gone: the QP was not carried"; }
 grep "verbs_check client" "$SV_TMP/gone-client.log"
+
+# The peer's process stays, its QP does not: put in the error state by the
+# program (its receives flushed, as an adapter flushes them) or destroyed.
+# The client's next message finds no QP, and its QP fails as with a real
+# adapter (whose retries to a vanished QP run out): the same contract.
+for how in err destroy srq; do
+    if [ "$how" = srq ]; then run_pair "leave-$how" 60 "$prog" -G err -s -g 0
+    else run_pair "leave-$how" 60 "$prog" -G "$how" -g 0; fi
+    want=destroyed
+    [ "$how" = destroy ] || want="in the error state"
+    grep -q "verbs_check client: the peer's qp $want (found in [0-9.]* ms) after [0-9]* work requests: retry exceeded, flushed, error state, QP fatal" \
+        "$SV_TMP/leave-$how-client.log" || { show_log "leave-$how-client"; fail "-G $how: client"; }
+    grep -q "interpose-qp-error: interposer: qp 0x[0-9a-f]*: the peer's qp 0x[0-9a-f]* is gone: error state" \
+        "$SV_TMP/leave-$how-client.log" || { show_log "leave-$how-client"; fail "-G $how: not failed for the peer's qp"; }
+    ! grep -q "every path to the peer is gone" "$SV_TMP/leave-$how-client.log" ||
+        { show_log "leave-$how-client"; fail "-G $how: the client lost every path, not the peer's qp"; }
+    grep -q "verbs_check server: ok" "$SV_TMP/leave-$how-server.log" || { show_log "leave-$how-server"; fail "-G $how: server"; }
+    [ "$how" != srq ] || grep -q "its last WQE reached" "$SV_TMP/leave-$how-server.log" ||
+        { show_log "leave-$how-server"; fail "-G err -s: no last WQE event"; }
+    grep "verbs_check" "$SV_TMP/leave-$how-server.log" "$SV_TMP/leave-$how-client.log" | sed "s|$SV_TMP/||"
+done
 echo "PASS: the peer-gone contract under tent-run"

@@ -75,7 +75,16 @@
  * With -k on both sides, the server leaves once connected and the client
  * checks what a real QP whose peer died gives: IBV_WC_RETRY_EXC_ERR, then
  * IBV_WC_WR_FLUSH_ERR for later work, the QP in the error state, and
- * IBV_EVENT_QP_FATAL on the asynchronous event queue. */
+ * IBV_EVENT_QP_FATAL on the asynchronous event queue.
+ * With -G err or -G destroy on both sides, the server, once it has the
+ * client's first message, puts its QP in the error state (err: every
+ * receive it had posted must complete with IBV_WC_WR_FLUSH_ERR in posting
+ * order, a send posted then too, and no error event may name the QP) or
+ * destroys it, and stays (its process, and tent's engine in it, with it).
+ * The client then sends until a send fails, and must get what a real QP
+ * whose messages find no QP at the other end gives, as with -k. With -s
+ * as well (err), the shared receive queue's receives are not flushed and
+ * the server gets IBV_EVENT_QP_LAST_WQE_REACHED for the QP instead. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -775,6 +784,34 @@ static void server(void) {
     }
 }
 
+/* What a QP whose peer is lost gives (WC: the first completion that was
+ * not a success; SENT: the work requests that were): see -k at the top. */
+static void expect_lost_peer(struct ibv_wc wc, int sent, const char *what) {
+    if (wc.status != IBV_WC_RETRY_EXC_ERR) die("%s: status %s, not retry exceeded", what, ibv_wc_status_str(wc.status));
+    struct ibv_sge w = {(uintptr_t)buf + SOURCE_AREA, 16, mr->lkey};
+    struct ibv_send_wr again = {.wr_id = 99, .sg_list = &w, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                .send_flags = IBV_SEND_SIGNALED};
+    struct ibv_send_wr *bad;
+    if (ibv_post_send(qp, &again, &bad) == 0) {
+        wc = next_wc();
+        while (wc.wr_id != 99) wc = next_wc();
+        if (wc.status != IBV_WC_WR_FLUSH_ERR) die("after the error: status %s, not flushed", ibv_wc_status_str(wc.status));
+    }
+    struct ibv_qp_attr attr;
+    struct ibv_qp_init_attr init;
+    if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) || attr.qp_state != IBV_QPS_ERR)
+        die("%s: QP state %d, not IBV_QPS_ERR", what, attr.qp_state);
+    struct pollfd p = {ctx->async_fd, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1) die("%s: no asynchronous event within 10 s", what);
+    struct ibv_async_event ev;
+    if (ibv_get_async_event(ctx, &ev)) die("ibv_get_async_event");
+    if (ev.event_type != IBV_EVENT_QP_FATAL || ev.element.qp != qp)
+        die("%s: event %s, not IBV_EVENT_QP_FATAL of the QP", what, ibv_event_type_str(ev.event_type));
+    ibv_ack_async_event(&ev);
+    printf("verbs_check client: %s after %d work requests: retry exceeded, flushed, error state, QP fatal\n", what,
+           sent);
+}
+
 /* -k: the peer is gone; see the top of the file. */
 static void peer_gone(void) {
     struct ibv_sge first = {(uintptr_t)buf + SEND_AREA, 16, mr->lkey};
@@ -793,27 +830,90 @@ static void peer_gone(void) {
         wc = next_wc();
         if (wc.status != IBV_WC_SUCCESS) break;
     }
-    if (wc.status != IBV_WC_RETRY_EXC_ERR) die("peer gone: status %s, not retry exceeded", ibv_wc_status_str(wc.status));
-    struct ibv_send_wr again = {.wr_id = 99, .sg_list = &w, .num_sge = 1, .opcode = IBV_WR_SEND,
-                                .send_flags = IBV_SEND_SIGNALED};
-    struct ibv_send_wr *bad;
-    if (ibv_post_send(qp, &again, &bad) == 0) {
-        wc = next_wc();
-        while (wc.wr_id != 99) wc = next_wc();
-        if (wc.status != IBV_WC_WR_FLUSH_ERR) die("after the error: status %s, not flushed", ibv_wc_status_str(wc.status));
+    expect_lost_peer(wc, i + 1, "peer gone");
+}
+
+static void check_async_events(void);
+
+/* -G, the server's side: the QP put in the error state (ERR) or destroyed
+ * once the first message is in; see the top of the file. */
+static void leave_qp(int fd, int err) {
+    expect_recv(take_slot(), 16, 0, "first message");
+    if (err) {
+        struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+        if (ibv_modify_qp(qp, &a, IBV_QP_STATE)) die("modify to ERR");
+        if (srq) {
+            /* The shared queue's receives stay, for its other QPs; the
+             * QP says it will take no more (IBV_EVENT_QP_LAST_WQE_REACHED). */
+            struct pollfd p = {ctx->async_fd, POLLIN, 0};
+            if (poll(&p, 1, 10000) != 1) die("ERR on an SRQ: no asynchronous event within 10 s");
+            struct ibv_async_event ev;
+            if (ibv_get_async_event(ctx, &ev)) die("ibv_get_async_event");
+            if (ev.event_type != IBV_EVENT_QP_LAST_WQE_REACHED || ev.element.qp != qp)
+                die("ERR on an SRQ: event %s, not IBV_EVENT_QP_LAST_WQE_REACHED of the QP",
+                    ibv_event_type_str(ev.event_type));
+            ibv_ack_async_event(&ev);
+            struct ibv_wc wc;
+            usleep(100000);
+            if (ibv_poll_cq(cq, 1, &wc) != 0) die("ERR on an SRQ: a completion (status %s) for the shared queue's receive",
+                                                  ibv_wc_status_str(wc.status));
+            printf("verbs_check server: qp on a shared receive queue in the error state, its last WQE reached\n");
+        }
+        /* Posted in slot order from the one after the slot just taken. */
+        for (unsigned i = 0; !srq && i < NRECV; ++i) {
+            const uint64_t want = 1000 + (next_slot + i) % NRECV;
+            struct ibv_wc wc = next_wc();
+            if (wc.status != IBV_WC_WR_FLUSH_ERR || wc.wr_id != want || wc.qp_num != qp->qp_num)
+                die("receive %u after ERR: status %s, wr_id %llu (want %llu), qp_num 0x%x", i,
+                    ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id, (unsigned long long)want, wc.qp_num);
+        }
+        struct ibv_sge w = {(uintptr_t)buf + SEND_AREA, 16, mr->lkey};
+        struct ibv_send_wr late = {.wr_id = 97, .sg_list = &w, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                   .send_flags = IBV_SEND_SIGNALED}, *bad;
+        if (ibv_post_send(qp, &late, &bad) == 0) {
+            struct ibv_wc wc = next_wc();
+            if (wc.status != IBV_WC_WR_FLUSH_ERR || wc.wr_id != 97)
+                die("send after ERR: status %s, wr_id %llu", ibv_wc_status_str(wc.status), (unsigned long long)wc.wr_id);
+        }
+        if (!srq) printf("verbs_check server: qp in the error state, %d receives and a later send flushed\n", NRECV);
+    } else {
+        if (ibv_destroy_qp(qp)) die("ibv_destroy_qp");
+        qp = NULL;
+        printf("verbs_check server: qp destroyed\n");
     }
-    struct ibv_qp_attr attr;
-    struct ibv_qp_init_attr init;
-    if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init) || attr.qp_state != IBV_QPS_ERR)
-        die("peer gone: QP state %d, not IBV_QPS_ERR", attr.qp_state);
-    struct pollfd p = {ctx->async_fd, POLLIN, 0};
-    if (poll(&p, 1, 10000) != 1) die("peer gone: no asynchronous event within 10 s");
-    struct ibv_async_event ev;
-    if (ibv_get_async_event(ctx, &ev)) die("ibv_get_async_event");
-    if (ev.event_type != IBV_EVENT_QP_FATAL || ev.element.qp != qp)
-        die("peer gone: event %s, not IBV_EVENT_QP_FATAL of the QP", ibv_event_type_str(ev.event_type));
-    ibv_ack_async_event(&ev);
-    printf("verbs_check client: peer gone after %d writes: retry exceeded, flushed, error state, QP fatal\n", i);
+    fflush(stdout);
+    sync_oob(fd); /* the client may send */
+    sync_oob(fd); /* it has checked */
+    if (err) check_async_events();
+}
+
+/* -G, the client's side: sends until one fails (under 10 s in all). */
+static void lose_peer_qp(int fd, const char *how) {
+    struct ibv_sge first = {(uintptr_t)buf + SEND_AREA, 16, mr->lkey};
+    struct ibv_send_wr hello = {.wr_id = 98, .sg_list = &first, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                .send_flags = IBV_SEND_SIGNALED};
+    post_send(&hello);
+    expect_wc(IBV_WC_SEND, 98, "first message");
+    sync_oob(fd);
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct ibv_wc wc;
+    int i;
+    for (i = 0;; ++i) {
+        struct ibv_send_wr send = {.wr_id = 100 + i, .sg_list = &first, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                   .send_flags = IBV_SEND_SIGNALED};
+        post_send(&send);
+        wc = next_wc();
+        if (wc.status != IBV_WC_SUCCESS) break;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 10) die("the peer's qp %s: %d sends completed in 10 s", how, i + 1);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    char what[96];
+    snprintf(what, sizeof what, "the peer's qp %s (found in %.1f ms)", how,
+             (double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6);
+    expect_lost_peer(wc, i + 1, what);
+    sync_oob(fd);
 }
 
 /* After the rounds: the events on the context's asynchronous queue. The
@@ -948,8 +1048,10 @@ int main(int argc, char **argv) {
     int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0, churn = 0,
         exit_polling = 0, lonely_exit_us = -1, teardown_ms = -1, fork_first = 0,
         teardown_at_exit = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:aeFkmq:st:Tuwxn:")) != -1) {
+    const char *leave = NULL;
+    while ((opt = getopt(argc, argv, "p:d:g:aeFG:kmq:st:Tuwxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 'G') leave = optarg;
         else if (opt == 'F') fork_first = 1;
         else if (opt == 'q') lonely_exit_us = atoi(optarg);
         else if (opt == 't') teardown_ms = atoi(optarg);
@@ -966,10 +1068,11 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-e] [-F] [-k] [-m] [-s] [-T] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-e] [-F] [-G err|destroy] [-k] [-m] [-s] [-T] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
+    if (leave && strcmp(leave, "err") && strcmp(leave, "destroy")) die("-G: err or destroy, not %s", leave);
     if (optind < argc) {
         host = argv[optind];
         role = "client";
@@ -1040,6 +1143,19 @@ int main(int argc, char **argv) {
         printf("verbs_check server: leaving\n");
         fflush(stdout);
         _exit(0);
+    }
+    if (leave) {
+        if (host) lose_peer_qp(fd, strcmp(leave, "err") ? "destroyed" : "in the error state");
+        else leave_qp(fd, !strcmp(leave, "err"));
+        close(fd);
+        if (qp) ibv_destroy_qp(qp);
+        ibv_destroy_cq(cq);
+        ibv_dereg_mr(mr);
+        ibv_dealloc_pd(pd);
+        ibv_close_device(ctx);
+        ibv_free_device_list(list);
+        printf("verbs_check %s: ok\n", role);
+        return 0;
     }
     if (kill_mode) {
         peer_gone();
