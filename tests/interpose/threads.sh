@@ -10,7 +10,9 @@
 # polls, exits while the engine starts or a QP still looks for its peer
 # (also after destroying that QP), verbs torn down by an exit handler that
 # runs after tent's, two TCP rails, one then both HCA ports pulled mid-run
-# and restored, and a fatal error of the device the program opened. Every
+# and restored, a fatal error of the device the program opened, and the
+# peer's QP put in the error state or destroyed (the answer to the
+# client's message is sent from inside tent's receive callback). Every
 # run must check out (every byte and completion field) with no data race, lock-order
 # inversion or use after free reported. Debian's own programs are not run
 # here: they would need the TSan runtime preloaded, and perftest's 100 us
@@ -40,6 +42,8 @@ TENT_TCP_RAIL_ADDRESSES=127.0.0.1,127.0.0.2 carried tsan-tcp2 -g 0 -n 2
 fault tsan-pull-one mlx5_0 "$VERBS_CHECK" -g 0 -n 1000
 fault tsan-pull-both "mlx5_0 mlx5_1" "$VERBS_CHECK" -g 0 -e -n 2000
 device_fatal tsan-fatal mlx5_0 "$VERBS_CHECK" -g 0 -n 1000
+carried tsan-leave-err -g 0 -G err
+carried tsan-leave-destroy -g 0 -G destroy
 for run in tsan-pull-one tsan-pull-both tsan-fatal; do
     for side in server client; do
         grep -q "verbs_check $side: ok" "$SV_TMP/$run-$side.log" || { show_log "$run-$side"; fail "$run: $side did not check out"; }
@@ -50,4 +54,4 @@ done
 if grep -l "WARNING: ThreadSanitizer" "$SV_TMP"/*.log 2>/dev/null; then
     fail "ThreadSanitizer reported (above)"
 fi
-echo "PASS: verbs_check under tent-run, ${TSAN_OPTIONS:+ThreadSanitizer quiet, }polling, events, SRQ, ibv_wr_*, deregistering thread, exit while polling, exit while starting, teardown after exit, TCP, pulled ports, device fatal"
+echo "PASS: verbs_check under tent-run, ${TSAN_OPTIONS:+ThreadSanitizer quiet, }polling, events, SRQ, ibv_wr_*, deregistering thread, exit while polling, exit while starting, teardown after exit, TCP, pulled ports, device fatal, peer's QP gone"
