@@ -60,6 +60,64 @@ std::uint64_t cookie_seq(const ShadowQp& q, std::uint64_t cookie) {
     return q.sq_base + (((cookie & kSeqMask) - (q.sq_base & kSeqMask)) & kSeqMask);
 }
 
+// Whether SLOT's one-sided parts must wait for Q's in flight: behind every
+// earlier one when fenced (IBV_SEND_FENCE, taken as a full fence); with
+// interpose_ordering, a write or atomic behind every earlier one, a read
+// behind every earlier write and atomic; an atomic behind an earlier atomic
+// always (atomics execute in posting order).
+bool must_wait(const ShadowQp& q, const SendSlot& slot) {
+    const int all = q.modifies_inflight + q.reads_inflight;
+    if (slot.fenced) return all > 0;
+    if (slot.atomic && q.atomic_inflight) return true;
+    if (!q.ordered) return false;
+    return slot.access == Access::Read ? q.modifies_inflight > 0 : all > 0;
+}
+
+// Counts a work request whose one-sided parts went to tent (+1) or all
+// completed (-1).
+void count_inflight(ShadowQp& q, Access a, int d) {
+    if (a == Access::Read) q.reads_inflight += d;
+    else if (a == Access::Modify) q.modifies_inflight += d;
+}
+
+// Posts SLOT's one-sided PARTS now (into CALLS), or holds them while Q's
+// earlier ones would be overtaken (interpose_ordering).
+void start_or_hold(ShadowQp& q, SendSlot& slot, std::vector<TentCall> parts, std::vector<TentCall>& calls) {
+    if (parts.empty()) return;
+    if (q.slots_holding > 0 || must_wait(q, slot)) {  // behind a held one too: in order
+        slot.held_parts = std::move(parts);
+        ++q.slots_holding;
+        return;
+    }
+    count_inflight(q, slot.access, +1);
+    if (slot.atomic) q.atomic_inflight = true;
+    calls.insert(calls.end(), parts.begin(), parts.end());
+}
+
+// The held one-sided parts that may go now, in posting order (state mutex
+// held; the caller makes the calls).
+void release_held(ShadowQp& q, std::vector<TentCall>& calls) {
+    for (std::size_t i = 0; q.slots_holding > 0 && i < q.sq.size(); ++i) {
+        SendSlot& slot = q.sq[i];
+        if (slot.held_parts.empty()) continue;
+        if (must_wait(q, slot)) return;
+        count_inflight(q, slot.access, +1);
+        if (slot.atomic) q.atomic_inflight = true;
+        --q.slots_holding;
+        calls.insert(calls.end(), slot.held_parts.begin(), slot.held_parts.end());
+        slot.held_parts.clear();
+    }
+}
+
+// Forgets Q's held one-sided parts (the QP failed: they are never posted).
+void drop_held(ShadowQp& q) {
+    for (SendSlot& slot : q.sq) {
+        slot.onesided_parts -= static_cast<int>(slot.held_parts.size());
+        slot.held_parts.clear();
+    }
+    q.slots_holding = 0;
+}
+
 // Whether tent no longer uses Q's buffers: none of its work requests is
 // outstanding, or tent failed them all (every path to the peer gone).
 bool tent_done_with(const ShadowQp& q) { return q.sq.empty() || (q.failed && !q.draining); }
@@ -281,6 +339,7 @@ void lose_peer(State& s, ShadowQp& q, const char* what) {
 void fail_qp(State& s, ShadowQp& q) {
     q.failed = true;
     q.atomics_waiting.clear();  // their slots complete flushed below
+    drop_held(q);
     bool first = true;
     for (SendSlot& slot : q.sq) {
         slot.status = first ? IBV_WC_RETRY_EXC_ERR : IBV_WC_WR_FLUSH_ERR;
@@ -304,6 +363,7 @@ void stop_running(State& s, ShadowQp& q, ibv_wc_status first) {
         if (const std::uint64_t seq = cookie_seq(q, c.cookie); seq - q.sq_base < q.sq.size())
             --q.sq[seq - q.sq_base].onesided_parts;
     q.atomics_waiting.clear();
+    drop_held(q);
     bool oldest = true;
     for (SendSlot& slot : q.sq) {
         slot.status = oldest ? first : IBV_WC_WR_FLUSH_ERR;
@@ -428,7 +488,7 @@ void settle(State& s, ShadowQp& q, std::uint64_t cookie, bool ok) {
         for (std::uint64_t i = seq; i <= last && i - q.sq_base < q.sq.size(); ++i)
             q.sq[i - q.sq_base].message_inflight = false;
     } else {
-        --slot.onesided_parts;
+        if (--slot.onesided_parts == 0) count_inflight(q, slot.access, -1);
         if (slot.opcode == IBV_WC_COMP_SWAP || slot.opcode == IBV_WC_FETCH_ADD) q.atomic_inflight = false;
     }
     if (!ok && !q.failed) return fail_qp(s, q);
@@ -558,7 +618,9 @@ void pump(ShadowQp& q) {
         State& s = state();
         std::lock_guard lock(s.mu);
         if (q.forgotten || q.failed || q.mode != QpMode::Tent) return;
-        calls = ready_messages(q);
+        release_held(q, calls);
+        std::vector<TentCall> messages = ready_messages(q);
+        calls.insert(calls.end(), messages.begin(), messages.end());
         if (!q.atomic_inflight && !q.atomics_waiting.empty()) {
             q.atomic_inflight = true;
             calls.push_back(q.atomics_waiting.front());
@@ -796,7 +858,15 @@ int prepare_atomic(State& s, std::unique_lock<std::mutex>& lock, ShadowQp& q, co
     slot.opcode = wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD;
     slot.byte_len = 8;
     slot.onesided_parts = 1;
+    slot.access = Access::Modify;
+    slot.atomic = true;
+    slot.fenced = (wr.send_flags & IBV_SEND_FENCE) != 0;
     q.sq.push_back(std::move(slot));
+    if (q.ordered || q.sq.back().fenced || q.slots_holding > 0) {
+        start_or_hold(q, q.sq.back(), {c}, calls);
+        return 0;
+    }
+    count_inflight(q, Access::Modify, +1);
     if (q.atomic_inflight) {
         q.atomics_waiting.push_back(c);
     } else {
@@ -894,6 +964,8 @@ int prepare(State& s, std::unique_lock<std::mutex>& lock, ShadowQp& q, const ibv
         parts.push_back(c);
     }
     slot.onesided_parts = static_cast<int>(parts.size());
+    slot.access = parts.empty() ? Access::None : read ? Access::Read : Access::Modify;
+    slot.fenced = (wr.send_flags & IBV_SEND_FENCE) != 0;
     if (wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
         std::uint32_t len32 = static_cast<std::uint32_t>(total);
         slot.message = build_message(q, kHasImm | kWriteNotice, wr.imm_data, sizeof len32, &slot.message_length);
@@ -902,7 +974,7 @@ int prepare(State& s, std::unique_lock<std::mutex>& lock, ShadowQp& q, const ibv
         slot.message_waiting = true;
     }
     q.sq.push_back(std::move(slot));
-    calls.insert(calls.end(), parts.begin(), parts.end());
+    start_or_hold(q, q.sq.back(), std::move(parts), calls);
     return 0;
 }
 
@@ -1077,6 +1149,7 @@ void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr) {
     auto q = std::make_shared<ShadowQp>();
     q->qp = qp;
     q->sig_all = attr.sq_sig_all != 0;
+    q->ordered = ordering();
     State& s = state();
     std::lock_guard lock(s.mu);
     if (attr.srq) q->srq = shadow_srq(s, attr.srq);

@@ -18,6 +18,7 @@ std::atomic<int> g_discovery_ms{0};
 std::atomic<int> g_rendezvous_port{0};
 std::atomic<int> g_connect_timeout_ms{0};
 std::atomic<bool> g_control_auto{true};
+std::atomic<bool> g_ordering{false};
 std::atomic<bool> g_valid{false};
 
 int default_of(Knob k) { return std::atoi(std::string(knob_spec(k).default_text).c_str()); }
@@ -26,6 +27,11 @@ int default_of(Knob k) { return std::atoi(std::string(knob_spec(k).default_text)
 bool configuration_valid() {
     ensure_configured();
     return g_valid.load();
+}
+
+bool ordering() {
+    ensure_configured();
+    return g_ordering.load();
 }
 
 bool control_address_is_auto() {
@@ -65,6 +71,7 @@ void ensure_configured() {
         g_rendezvous_port = static_cast<int>(loaded.config.get_int(Knob::InterposeRendezvousPort));
         g_connect_timeout_ms = static_cast<int>(loaded.config.get_int(Knob::ConnectTimeoutMs));
         g_control_auto = loaded.config.get_string(Knob::ControlAddress) == "auto";
+        g_ordering = loaded.config.get_bool(Knob::InterposeOrdering);
         g_valid = true;
     });
 }

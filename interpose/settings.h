@@ -23,6 +23,9 @@ int connect_timeout_ms();
 // interpose_rendezvous_port (tent.conf(5)); 0: peers on this host only.
 int rendezvous_port();
 
+// interpose_ordering (tent.conf(5)).
+bool ordering();
+
 // Whether control_address is auto (the engine picks its address).
 bool control_address_is_auto();
 

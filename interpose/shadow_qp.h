@@ -105,13 +105,23 @@ struct Arrival {
 // Small messages that wait while the QP has kMessageWindow tent messages
 // in flight go together, in order, as one tent message (a batch) when one
 // of those completes: tent's cost is per message, not per byte.
+// What a work request's one-sided parts do to the peer's memory, for
+// keeping them in the order an adapter keeps (interpose_ordering).
+enum class Access : std::uint8_t { None, Read, Modify };  // Modify: a write or an atomic
+
 struct SendSlot {
     std::uint64_t wr_id = 0;
     bool signaled = false;
     ibv_wc_status status = IBV_WC_SUCCESS;
     ibv_wc_opcode opcode = IBV_WC_SEND;
     std::uint32_t byte_len = 0;
-    int onesided_parts = 0;       // posted to tent, not yet completed
+    int onesided_parts = 0;       // posted to tent (or held), not yet completed
+    Access access = Access::None;
+    bool atomic = false;
+    bool fenced = false;  // IBV_SEND_FENCE
+    // Its one-sided parts while they wait for the QP's earlier ones
+    // (interpose_ordering); posted, in posting order, once those completed.
+    std::vector<TentCall> held_parts;
     bool message_waiting = false;  // built, not yet posted
     bool message_inflight = false;
     PooledBuffer message;
@@ -167,6 +177,17 @@ struct ShadowQp {
     // and the later ones wait here.
     bool atomic_inflight = false;
     std::deque<TentCall> atomics_waiting;
+    // An adapter applies a QP's writes, reads and atomics in posting order,
+    // and tent's rails keep no order among themselves. With
+    // interpose_ordering, a write or an atomic goes once every earlier
+    // one-sided work request has completed, and a read once every earlier
+    // write and atomic has (reads overlap); a fenced work request waits for
+    // every earlier one either way; one behind a held one is held too. The
+    // counts are of work requests with parts in flight.
+    bool ordered = false;
+    int reads_inflight = 0;
+    int modifies_inflight = 0;
+    int slots_holding = 0;
     bool forgotten = false;  // destroyed by the program; kept until its tent operations end
     std::map<std::uint32_t, std::vector<Announcement>> remote_keys;  // the peer's regions by rkey
     tent_peer_t* peer = nullptr;

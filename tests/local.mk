@@ -251,7 +251,8 @@ SCRIPT_TESTS = \
 	tests/interpose/threads.sh \
 	tests/interpose/perftest.sh \
 	tests/interpose/faults.sh \
-	tests/interpose/peer_gone.sh
+	tests/interpose/peer_gone.sh \
+	tests/interpose/ordering.sh
 # --disable-tests builds none of the programs these drive.
 if ENABLE_TESTS
 TESTS += $(SCRIPT_TESTS)

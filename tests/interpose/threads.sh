@@ -12,7 +12,11 @@
 # runs after tent's, two TCP rails, one then both HCA ports pulled mid-run
 # and restored, a fatal error of the device the program opened, and the
 # peer's QP put in the error state or destroyed (the answer to the
-# client's message is sent from inside tent's receive callback). Every
+# client's message is sent from inside tent's receive callback), and
+# one-sided work held back for its order (interpose_ordering) and let go
+# by whichever thread settles the completion before it (verbs_check -O,
+# whose server polls memory the simulated HCA's thread writes, is a data
+# race by TSan's model and is not run here). Every
 # run must check out (every byte and completion field) with no data race, lock-order
 # inversion or use after free reported. Debian's own programs are not run
 # here: they would need the TSan runtime preloaded, and perftest's 100 us
@@ -42,6 +46,7 @@ TENT_TCP_RAIL_ADDRESSES=127.0.0.1,127.0.0.2 carried tsan-tcp2 -g 0 -n 2
 fault tsan-pull-one mlx5_0 "$VERBS_CHECK" -g 0 -n 1000
 fault tsan-pull-both "mlx5_0 mlx5_1" "$VERBS_CHECK" -g 0 -e -n 2000
 device_fatal tsan-fatal mlx5_0 "$VERBS_CHECK" -g 0 -n 1000
+TENT_INTERPOSE_ORDERING=true carried tsan-ordered -g 0 -n 2
 carried tsan-leave-err -g 0 -G err
 carried tsan-leave-destroy -g 0 -G destroy
 for run in tsan-pull-one tsan-pull-both tsan-fatal; do
@@ -54,4 +59,4 @@ done
 if grep -l "WARNING: ThreadSanitizer" "$SV_TMP"/*.log 2>/dev/null; then
     fail "ThreadSanitizer reported (above)"
 fi
-echo "PASS: verbs_check under tent-run, ${TSAN_OPTIONS:+ThreadSanitizer quiet, }polling, events, SRQ, ibv_wr_*, deregistering thread, exit while polling, exit while starting, teardown after exit, TCP, pulled ports, device fatal, peer's QP gone"
+echo "PASS: verbs_check under tent-run, ${TSAN_OPTIONS:+ThreadSanitizer quiet, }polling, events, SRQ, ibv_wr_*, deregistering thread, exit while polling, exit while starting, teardown after exit, TCP, pulled ports, device fatal, peer's QP gone, ordering"

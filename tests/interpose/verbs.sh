@@ -68,6 +68,14 @@ grep -h "quiet datagrams" "$SV_TMP/udcq-events-client.log"
 carried qpex -g 0 -x
 echo "qpex: client $(rail_ops "$SV_TMP/qpex-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/qpex-client.log" mlx5_1) on mlx5_1"
 
+# Every work request kind (sends, writes with immediate data, reads,
+# atomics, an SRQ) with interpose_ordering: one-sided work held back
+# behind earlier writes, reads and atomics and let go as they complete,
+# with the same checks of every byte and completion.
+TENT_INTERPOSE_ORDERING=true carried ordered -g 0 -s -n 3
+echo "ordered: client $(rail_ops "$SV_TMP/ordered-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/ordered-client.log" mlx5_1) on mlx5_1"
+TENT_INTERPOSE_ORDERING=true carried ordered-qpex -g 0 -x -n 3
+
 # RDMA writes from buffers registered just for them, each deregistered by
 # another thread while the next is registered and posted (-m): tent
 # registers a region on its first write and deregisters it with the

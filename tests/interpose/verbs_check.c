@@ -84,7 +84,14 @@
  * The client then sends until a send fails, and must get what a real QP
  * whose messages find no QP at the other end gives, as with -k. With -s
  * as well (err), the shared receive queue's receives are not flushed and
- * the server gets IBV_EVENT_QP_LAST_WQE_REACHED for the QP instead. */
+ * the server gets IBV_EVENT_QP_LAST_WQE_REACHED for the QP instead.
+ * With -O ROUNDS on both sides, each round the client writes 120 KiB of
+ * data and then, with a separate write posted right behind it, an 8-byte
+ * flag; the server polls the flag and must find the whole of that round's
+ * data already there (an adapter applies a QP's writes in posting order),
+ * then tells the client to go on with a send. Under tent that order is kept
+ * with interpose_ordering, or (-f) when the flag write is posted with
+ * IBV_SEND_FENCE. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -887,6 +894,47 @@ static void leave_qp(int fd, int err) {
     if (err) check_async_events();
 }
 
+/* -O ROUNDS: data, then a flag; see the top of the file. */
+#define ORDER_DATA (120u << 10)
+#define ORDER_FLAG (TARGET_AREA + (128u << 10))
+static void ordered_writes(int rounds, int client, int fence) {
+    for (int r = 1; r <= rounds; ++r) {
+        if (client) {
+            fill(buf + SOURCE_AREA, ORDER_DATA, 100u + (unsigned)r);
+            uint64_t flag = (uint64_t)r;
+            memcpy(buf + SEND_AREA, &flag, sizeof flag);
+            struct ibv_sge d = {(uintptr_t)buf + SOURCE_AREA, ORDER_DATA, mr->lkey};
+            struct ibv_sge f = {(uintptr_t)buf + SEND_AREA, 8, mr->lkey};
+            struct ibv_send_wr fw = {.wr_id = 61, .sg_list = &f, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+                                     .send_flags = IBV_SEND_SIGNALED | (fence ? IBV_SEND_FENCE : 0),
+                                     .wr.rdma = {peer.addr + ORDER_FLAG, peer.rkey}};
+            struct ibv_send_wr dw = {.wr_id = 60, .next = &fw, .sg_list = &d, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+                                     .wr.rdma = {peer.addr + TARGET_AREA, peer.rkey}};
+            post_send(&dw);
+            expect_wc(IBV_WC_RDMA_WRITE, 61, "flag write");
+            expect_recv(take_slot(), 16, 0, "the server's go-ahead");
+        } else {
+            volatile uint64_t *flag = (volatile uint64_t *)(buf + ORDER_FLAG);
+            struct timespec t0, t;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            while (*flag != (uint64_t)r) {
+                clock_gettime(CLOCK_MONOTONIC, &t);
+                if (t.tv_sec - t0.tv_sec > 10) die("round %d: no flag within 10 s", r);
+            }
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            char what[80];
+            snprintf(what, sizeof what, "round %d: the data written before the flag", r);
+            check(buf + TARGET_AREA, ORDER_DATA, 100u + (unsigned)r, what);
+            struct ibv_sge g = {(uintptr_t)buf + SEND_AREA, 16, mr->lkey};
+            struct ibv_send_wr go = {.wr_id = 62, .sg_list = &g, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                     .send_flags = IBV_SEND_SIGNALED};
+            post_send(&go);
+            expect_wc(IBV_WC_SEND, 62, "go-ahead");
+        }
+    }
+    printf("verbs_check %s: %d rounds of data then %sflag, in order\n", role, rounds, fence ? "fenced " : "");
+}
+
 /* -G, the client's side: sends until one fails (under 10 s in all). */
 static void lose_peer_qp(int fd, const char *how) {
     struct ibv_sge first = {(uintptr_t)buf + SEND_AREA, 16, mr->lkey};
@@ -1049,8 +1097,11 @@ int main(int argc, char **argv) {
         exit_polling = 0, lonely_exit_us = -1, teardown_ms = -1, fork_first = 0,
         teardown_at_exit = 0;
     const char *leave = NULL;
-    while ((opt = getopt(argc, argv, "p:d:g:aeFG:kmq:st:Tuwxn:")) != -1) {
+    int order_rounds = 0, order_fence = 0;
+    while ((opt = getopt(argc, argv, "p:d:g:aefFG:kmO:q:st:Tuwxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 'f') order_fence = 1;
+        else if (opt == 'O') order_rounds = atoi(optarg);
         else if (opt == 'G') leave = optarg;
         else if (opt == 'F') fork_first = 1;
         else if (opt == 'q') lonely_exit_us = atoi(optarg);
@@ -1068,7 +1119,7 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-e] [-F] [-G err|destroy] [-k] [-m] [-s] [-T] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-e] [-F] [-G err|destroy] [-k] [-m] [-O ROUNDS [-f]] [-s] [-T] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -1143,6 +1194,12 @@ int main(int argc, char **argv) {
         printf("verbs_check server: leaving\n");
         fflush(stdout);
         _exit(0);
+    }
+    if (order_rounds > 0) {
+        ordered_writes(order_rounds, host != NULL, order_fence);
+        sync_oob(fd);
+        printf("verbs_check %s: ok\n", role);
+        return 0;
     }
     if (leave) {
         if (host) lose_peer_qp(fd, strcmp(leave, "err") ? "destroyed" : "in the error state");
