@@ -97,18 +97,19 @@ struct Arrival {
     std::vector<std::uint8_t> data;
 };
 
+// What a work request's one-sided parts do to the peer's memory, for
+// keeping them in the order an adapter keeps (interpose_ordering).
+enum class Access : std::uint8_t { None, Read, Modify };  // Modify: a write or an atomic
+
 // One posted send work request, in posting order, until it completes. Its
-// one-sided parts (RDMA write/read, one per SGE) go at once; its message
+// one-sided parts (RDMA write/read, one per SGE) go at once, unless they
+// must wait for the QP's earlier ones (ShadowQp::ordered, a fence); its message
 // (a send, or the notice of a write with immediate data) goes only when
 // every one-sided part posted before it, its own included, has completed,
 // so the peer never sees a message before the data written ahead of it.
 // Small messages that wait while the QP has kMessageWindow tent messages
 // in flight go together, in order, as one tent message (a batch) when one
 // of those completes: tent's cost is per message, not per byte.
-// What a work request's one-sided parts do to the peer's memory, for
-// keeping them in the order an adapter keeps (interpose_ordering).
-enum class Access : std::uint8_t { None, Read, Modify };  // Modify: a write or an atomic
-
 struct SendSlot {
     std::uint64_t wr_id = 0;
     bool signaled = false;
@@ -202,15 +203,15 @@ struct MessageHeader {
     std::uint32_t token;  // the receiving QP's token
     std::uint32_t imm;    // as the application gave it (network order)
     std::uint32_t flags;  // kHasImm, kKeys, kWriteNotice, kBatch, kQpGone
-    std::uint32_t from;   // the sending QP's token: where word that the receiving QP is gone goes
+    std::uint32_t from;   // the sending QP's token (a kQpGone answer goes to it)
 };
 constexpr std::uint32_t kMessageMagic = 0x746e7451;  // "tntQ"
 constexpr std::uint32_t kHasImm = 1;
 constexpr std::uint32_t kKeys = 2;         // payload: Announcement[]
 constexpr std::uint32_t kWriteNotice = 4;  // payload: the write's length (uint32)
 constexpr std::uint32_t kBatch = 8;        // payload: messages, each as uint32 length + the message
-// No payload: the QP that `from` named in a message to the sender is gone
-// (destroyed, or put in the error state by its program).
+// No payload: the answer to a message of QP `token` whose QP is gone at the
+// other end (destroyed, or put in the error state by its program).
 constexpr std::uint32_t kQpGone = 16;
 // Tent messages a QP keeps in flight before its small messages wait to go
 // in a batch, and what a batch holds at most.
