@@ -215,7 +215,17 @@ Test(many_peers, fds_and_memory_stay_bounded, .timeout = 240) {
     size_t blob_len;
     cr_assert_eq(tent_engine_address(server, &blob, &blob_len), TENT_OK);
 
-    const int fds_start = count_fds();
+    /* The engine's start may still hold a descriptor for a moment on one of
+     * its threads (under ASan a run counted one at the start that was gone
+     * after every round: 54, then 53 after each): the start is the count
+     * once two looks 20 ms apart agree (bounded: 2 s). */
+    int fds_start = count_fds();
+    for (int t = 0; t < 100; ++t) {
+        tent_wait(server, 20);
+        const int again = count_fds();
+        if (again == fds_start) break;
+        fds_start = again;
+    }
     const long rss_start = rss_bytes();
     int fds_peak = 0, fds_after[ROUNDS + 1] = {0};
     long rss_peak = 0;
@@ -254,9 +264,15 @@ Test(many_peers, fds_and_memory_stay_bounded, .timeout = 240) {
     cr_expect_eq(atomic_load(&messages_bad), 0);
     cr_expect_eq(atomic_load(&messages_ok), ROUNDS * PEERS * MESSAGES);
     cr_expect_leq(fds_peak, fds_start + PEERS * FDS_PER_PEER, "peak %d descriptors, start %d", fds_peak, fds_start);
-    for (int round = 1; round <= ROUNDS; ++round)
-        cr_expect_eq(fds_after[round], fds_start, "round %d left %d descriptors (start %d)", round, fds_after[round],
-                     fds_start);
+    /* None left by a round: not more than at the start, and the same after
+     * every round (a descriptor open at the start and closed since, which
+     * the settling above does not catch, is not one a round left). */
+    for (int round = 1; round <= ROUNDS; ++round) {
+        cr_expect_leq(fds_after[round], fds_start, "round %d left %d descriptors (start %d)", round, fds_after[round],
+                      fds_start);
+        cr_expect_eq(fds_after[round], fds_after[1], "round %d left %d descriptors (round 1: %d)", round,
+                     fds_after[round], fds_after[1]);
+    }
 #ifndef __SANITIZE_ADDRESS__
     /* Under AddressSanitizer freed memory stays in its quarantine and
      * resident: the memory bounds are measured in the plain build only. */
