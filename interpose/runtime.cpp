@@ -407,6 +407,30 @@ void program_errored(State& s, ShadowQp& q) {
     if (q.srq) raise_qp_last_wqe(q.qp);
 }
 
+// Sends the interposer's own message (LENGTH bytes of B) to PEER (state
+// mutex not held): B is kept under a cookie of token 0 until its completion
+// (settle_completions()), or released at once if tent refuses it.
+bool send_own(tent_peer_t* peer, PooledBuffer b, std::size_t length) {
+    const void* data = b.data.get();
+    std::uint64_t cookie;
+    State& s = state();
+    {
+        std::lock_guard lock(s.mu);
+        cookie = s.next_own++ & ~kMessageBit & 0xffffffff;  // token 0: the interposer's own
+        s.own[cookie] = std::move(b);
+    }
+    {
+        TentScope scope;
+        if (tent_post_send(peer, data, length, TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, cookie) == TENT_OK) return true;
+    }
+    std::lock_guard lock(s.mu);
+    if (auto it = s.own.find(cookie); it != s.own.end()) {
+        g_pool->release(std::move(it->second));
+        s.own.erase(it);
+    }
+    return false;
+}
+
 // Tells PEER that the QP a message of its QP FROM went to is gone, on the
 // thread driving the engine (state mutex not held): FROM then fails as a
 // QP whose messages find no QP at the other end does (peer_qp_gone()).
@@ -416,21 +440,7 @@ void tell_qp_gone(tent_peer_t* peer, std::uint32_t from) {
     if (!b.data) return;
     const MessageHeader h{kMessageMagic, from, 0, kQpGone, 0};
     std::memcpy(b.data.get(), &h, sizeof h);
-    const void* data = b.data.get();
-    std::uint64_t cookie;
-    State& s = state();
-    {
-        std::lock_guard lock(s.mu);
-        cookie = s.next_own++ & ~kMessageBit & 0xffffffff;  // token 0: the interposer's own
-        s.own[cookie] = std::move(b);
-    }
-    TentScope scope;
-    if (tent_post_send(peer, data, sizeof h, TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, cookie) == TENT_OK) return;
-    std::lock_guard lock(s.mu);
-    if (auto it = s.own.find(cookie); it != s.own.end()) {
-        g_pool->release(std::move(it->second));
-        s.own.erase(it);
-    }
+    (void)send_own(peer, std::move(b), sizeof h);
 }
 
 // Every message from a peer's interposer, on the thread driving the engine.
@@ -794,16 +804,7 @@ void announce_regions(const std::shared_ptr<ShadowQp>& q) {
     PooledBuffer b = build_message(*q, kKeys, 0, list.size() * sizeof(Announcement), &length);
     if (!b.data) return;
     std::memcpy(b.data.get() + sizeof(MessageHeader), list.data(), list.size() * sizeof(Announcement));
-    const void* data = b.data.get();
-    std::uint64_t cookie;
-    {
-        State& s = state();
-        std::lock_guard lock(s.mu);
-        cookie = s.next_own++ & ~kMessageBit & 0xffffffff;  // token 0: the interposer's own
-        s.own[cookie] = std::move(b);
-    }
-    TentScope scope;
-    if (tent_post_send(q->peer, data, length, TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, cookie) != TENT_OK)
+    if (!send_own(q->peer, std::move(b), length))
         TENT_ERROR("interpose-keys", "interposer: qp 0x%x: cannot announce its regions to the peer", q->qp->qp_num);
 }
 
