@@ -6,7 +6,11 @@ libtentapi_la_SOURCES += interpose/activation.h interpose/activation.cpp \
 	interpose/context_table.h interpose/context_table.cpp \
 	interpose/dispatch.h interpose/dispatch.cpp \
 	interpose/settings.h interpose/settings.cpp interpose/device.cpp \
-	interpose/shadow_qp.h interpose/runtime.h interpose/runtime.cpp \
+	interpose/shadow_qp.h interpose/runtime.h interpose/runtime_state.h interpose/runtime_state.cpp \
+	interpose/runtime_engine.cpp interpose/runtime_qps.cpp interpose/runtime_prepare.cpp \
+	interpose/runtime_order.cpp interpose/runtime_send.cpp interpose/runtime_receive.cpp \
+	interpose/runtime_srq.cpp interpose/runtime_failure.cpp interpose/runtime_messages.cpp \
+	interpose/runtime_harvest.cpp \
 	interpose/discovery.h interpose/discovery.cpp \
 	interpose/rendezvous_channel.h interpose/rendezvous_channel.cpp \
 	interpose/rendezvous_tcp.h interpose/rendezvous_tcp.cpp \

@@ -10,8 +10,8 @@
 // two system calls per call, which halved ib_send_bw's 64 B message rate on
 // a two-core virtual machine). The handlers are looked at (sigaction() per
 // signal, about 80 us) every kHandlerLookInterval by the interposer's own
-// thread (runtime.cpp's harvester), not on the program's: there a look
-// would stall a verb every 20 ms (tens of system calls each). The
+// thread (the harvester, runtime_harvest.cpp), not on the program's: there
+// a look would stall a verb every 20 ms (tens of system calls each). The
 // program's thread looks itself only when no look came for
 // kHandlerLookStale: before tent's thread starts, or in a forked child
 // that has none.
