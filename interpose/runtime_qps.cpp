@@ -153,7 +153,10 @@ void become_tent(const std::shared_ptr<ShadowQp>& q, tent_peer_t* peer, std::uin
             s.cqs[cq].carried = true;
         }
         held.swap(q->held_sends);
-        match_receives(s, *q);
+        // Put in the error state while its peer was looked for: flushed now,
+        // the sends held meanwhile too (post_locked()).
+        if (q->errored_while_pending) program_errored(s, *q);
+        else match_receives(s, *q);
     }
     TENT_DEBUG("interpose-tent", "interposer: qp 0x%x carried by tent", q->qp->qp_num);
     announce_regions(q);
@@ -199,12 +202,19 @@ void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why) {
 void qp_modified(ibv_qp* qp, const ibv_qp_attr& attr, int attr_mask) {
     if (!(attr_mask & IBV_QP_STATE)) return;
     if (attr.qp_state == IBV_QPS_ERR) {
-        if (std::shared_ptr<ShadowQp> q = find_qp(qp)) {
+        std::shared_ptr<ShadowQp> q = find_qp(qp);
+        if (!q) return;
+        {
             State& s = state();
             std::lock_guard lock(s.mu);
-            program_errored(s, *q);
+            if (q->mode == QpMode::Pending) q->errored_while_pending = true;
+            if (q->mode != QpMode::Candidate || q->srq) return program_errored(s, *q);
         }
-        return;
+        // Never connected: the adapter's QP, now in the error state, flushes
+        // the receives held for it (a program may post them at INIT, give up
+        // on its peer and drain them). One on a shared receive queue keeps
+        // its chance of being carried: it holds none of its own.
+        return become_plain(q, "the program put it in the error state before connecting it");
     }
     if (attr.qp_state != IBV_QPS_RTR) return;
     std::shared_ptr<ShadowQp> q = find_qp(qp);

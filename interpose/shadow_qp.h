@@ -163,6 +163,9 @@ struct ShadowQp {
     bool loss_owed = false;
     std::uint64_t lost_at = 0;
     bool lost = false;  // lose_peer() ran
+    // The program put the QP in the error state while its peer was looked
+    // for: if tent carries it, it enters the error state at once.
+    bool errored_while_pending = false;
     std::deque<HeldRecv> recvs;  // its own receive queue (unused with an SRQ)
     std::shared_ptr<ShadowSrq> srq;  // the SRQ it receives from, if any
     std::deque<Arrival> arrivals;

@@ -12,8 +12,9 @@
 # signal handler that allocates
 # interrupting it (-a), with buffers registered per write and deregistered
 # by another thread (-m), and with two TCP rails (atomics in
-# posting order); a program that exits or tears down just after RTR (-q,
-# -t); a child of fork() using verbs (-F, through the HCA); and with a
+# posting order); spare queue pairs put in the error state before they
+# were connected and right after RTR (-E); a program that exits or tears
+# down just after RTR (-q, -t); a child of fork() using verbs (-F, through the HCA); and with a
 # peer without tent, through the plain queue pair.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 require_simverbs
@@ -122,6 +123,23 @@ echo "tcp2: client's tcp rails: $(grep -oE '(interposer|rail-released): rail tcp
 # the QP and its device first (-t): exit 0, no crash.
 lonely_exits exit-at-rtr
 echo "exit-at-rtr: exits 0, 5, 20, 60 and 150 ms after RTR, and after tearing down at 0, 20 and 100 ms, all clean"
+
+# Spare queue pairs put in the error state with receives posted (-E), one
+# before it is connected, one right after RTR while tent looks for its peer:
+# each flushes its receives (the first passes through to the HCA), and the
+# pair then runs carried as usual.
+run_pair early-err 60 "$prog" -g 0 -E
+for side in server client; do
+    log=$SV_TMP/early-err-$side.log
+    grep -q "verbs_check $side: ok" "$log" || { show_log "early-err-$side"; fail "early-err: $side did not check out"; }
+    for when in "before it was connected" "right after RTR"; do
+        grep -q "verbs_check $side: a queue pair put in the error state $when flushed its 4 receives" "$log" ||
+            { show_log "early-err-$side"; fail "early-err: $side: no flush $when"; }
+    done
+done
+[ "$(rail_ops "$SV_TMP/early-err-client.log" mlx5_0)" -gt 0 ] ||
+    { show_log early-err-client; fail "early-err: the pair was not carried"; }
+echo "early-err: spare queue pairs flushed in the error state, before connecting and after RTR, both sides"
 
 # A program that leaves its verbs to an exit handler of its own, which runs
 # after tent's (-T): they are released, with tent's engine gone.

@@ -85,6 +85,9 @@
  * whose messages find no QP at the other end gives, as with -k. With -s
  * as well (err), the shared receive queue's receives are not flushed and
  * the server gets IBV_EVENT_QP_LAST_WQE_REACHED for the QP instead.
+ * With -E on both sides, each first puts two spare QPs in the error state
+ * with receives posted, one before connecting it and one right after RTR,
+ * and checks that their receives are flushed (spare_errored()).
  * With -O ROUNDS on both sides, each round the client writes 120 KiB of
  * data and then, with a separate write posted right behind it, an 8-byte
  * flag; the server polls the flag and must find the whole of that round's
@@ -375,15 +378,16 @@ static void sync_oob(int fd) {
     if (write(fd, &c, 1) != 1 || read(fd, &c, 1) != 1) die("out-of-band sync");
 }
 
-static void modify_to_init(void) {
+static void modify_to_init(struct ibv_qp *q) {
     struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
                             .qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
                                                IBV_ACCESS_REMOTE_ATOMIC};
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+    if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
         die("modify to INIT");
 }
 
-static void modify_to_rtr(uint32_t dest_qpn, uint32_t rq_psn, const union ibv_gid *dgid, int gid_index) {
+static void modify_to_rtr(struct ibv_qp *q, uint32_t dest_qpn, uint32_t rq_psn, const union ibv_gid *dgid,
+                          int gid_index) {
     struct ibv_qp_attr a;
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_RTR;
@@ -397,13 +401,13 @@ static void modify_to_rtr(uint32_t dest_qpn, uint32_t rq_psn, const union ibv_gi
     a.ah_attr.grh.sgid_index = gid_index;
     a.ah_attr.grh.hop_limit = 1;
     a.ah_attr.port_num = 1;
-    if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+    if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                                 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
         die("modify to RTR");
 }
 
 static void bring_up(int fd, int gid_index) {
-    modify_to_init();
+    modify_to_init(qp);
     for (unsigned i = 0; i < NRECV; ++i) post_recv(i);
     self.qpn = qp->qp_num;
     self.psn = 4242;
@@ -412,7 +416,7 @@ static void bring_up(int fd, int gid_index) {
     if (ibv_query_gid(ctx, 1, gid_index, &self.gid)) die("ibv_query_gid");
     if (write(fd, &self, sizeof self) != sizeof self || read(fd, &peer, sizeof peer) != sizeof peer)
         die("out-of-band exchange");
-    modify_to_rtr(peer.qpn, peer.psn, &peer.gid, gid_index);
+    modify_to_rtr(qp, peer.qpn, peer.psn, &peer.gid, gid_index);
     struct ibv_qp_attr a;
     memset(&a, 0, sizeof a);
     a.qp_state = IBV_QPS_RTS;
@@ -426,12 +430,63 @@ static void bring_up(int fd, int gid_index) {
         die("modify to RTS");
 }
 
+/* -E: a spare QP, on a CQ of its own, with NSPARE receives posted at INIT,
+ * put in the error state before it is connected (CONNECT 0) or right after
+ * RTR towards the other side's spare (CONNECT 1: tent still looks for its
+ * peer then): its receives must complete with IBV_WC_WR_FLUSH_ERR, in
+ * posting order, within 10 s, as an adapter's do. */
+#define NSPARE 4
+static void spare_errored(int fd, int gid_index, int connect) {
+    struct ibv_cq *c = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+    if (!c) die("ibv_create_cq (spare)");
+    struct ibv_qp_init_attr ia = {.send_cq = c, .recv_cq = c, .qp_type = IBV_QPT_RC,
+                                  .cap = {.max_send_wr = 4, .max_recv_wr = NSPARE, .max_send_sge = 1, .max_recv_sge = 1}};
+    struct ibv_qp *q = ibv_create_qp(pd, &ia);
+    if (!q) die("ibv_create_qp (spare)");
+    modify_to_init(q);
+    for (unsigned i = 0; i < NSPARE; ++i) {
+        struct ibv_sge sge = {(uintptr_t)buf + RECV_AREA + i * 64u, 64, mr->lkey};
+        struct ibv_recv_wr wr = {.wr_id = 700 + i, .sg_list = &sge, .num_sge = 1}, *bad;
+        if (ibv_post_recv(q, &wr, &bad)) die("ibv_post_recv (spare)");
+    }
+    if (connect) {
+        struct endpoint mine = {.qpn = q->qp_num, .psn = 77}, other;
+        if (ibv_query_gid(ctx, 1, gid_index, &mine.gid)) die("ibv_query_gid");
+        if (write(fd, &mine, sizeof mine) != sizeof mine || read(fd, &other, sizeof other) != sizeof other)
+            die("out-of-band exchange (spare)");
+        modify_to_rtr(q, other.qpn, other.psn, &other.gid, gid_index);
+    }
+    struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+    if (ibv_modify_qp(q, &a, IBV_QP_STATE)) die("modify the spare to ERR");
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned i = 0; i < NSPARE;) {
+        struct ibv_wc wc;
+        int n = ibv_poll_cq(c, 1, &wc);
+        if (n < 0) die("ibv_poll_cq (spare)");
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (n == 0) {
+            if (t.tv_sec - t0.tv_sec > 10)
+                die("spare %s: receive %u not flushed within 10 s", connect ? "after RTR" : "before connecting", i);
+            continue;
+        }
+        if (wc.status != IBV_WC_WR_FLUSH_ERR || wc.wr_id != 700 + i || wc.qp_num != q->qp_num)
+            die("spare %s: receive %u: status %s, wr_id %llu, qp_num 0x%x (want IBV_WC_WR_FLUSH_ERR, %u, 0x%x)",
+                connect ? "after RTR" : "before connecting", i, ibv_wc_status_str(wc.status),
+                (unsigned long long)wc.wr_id, wc.qp_num, 700 + i, q->qp_num);
+        ++i;
+    }
+    if (ibv_destroy_qp(q) || ibv_destroy_cq(c)) die("destroying the spare");
+    printf("verbs_check %s: a queue pair put in the error state %s flushed its %d receives\n", role,
+           connect ? "right after RTR" : "before it was connected", NSPARE);
+}
+
 /* -q: INIT, then RTR against a QP number nobody on this host holds. */
 static void lonely_bring_up(int gid_index) {
-    modify_to_init();
+    modify_to_init(qp);
     union ibv_gid gid;
     if (ibv_query_gid(ctx, 1, gid_index, &gid)) die("ibv_query_gid");
-    modify_to_rtr((qp->qp_num + 0x777) & 0xffffff, 0, &gid, gid_index);
+    modify_to_rtr(qp, (qp->qp_num + 0x777) & 0xffffff, 0, &gid, gid_index);
 }
 
 /* -u: a UD QP on the RC QP's CQ, ready to send, and an address of itself. */
@@ -1095,11 +1150,12 @@ int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
     int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0, churn = 0,
         exit_polling = 0, lonely_exit_us = -1, teardown_ms = -1, fork_first = 0,
-        teardown_at_exit = 0;
+        teardown_at_exit = 0, spare_err = 0;
     const char *leave = NULL;
     int order_rounds = 0, order_fence = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:aefFG:kmO:q:st:Tuwxn:")) != -1) {
+    while ((opt = getopt(argc, argv, "p:d:g:aeEfFG:kmO:q:st:Tuwxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 'E') spare_err = 1;
         else if (opt == 'f') order_fence = 1;
         else if (opt == 'O') order_rounds = atoi(optarg);
         else if (opt == 'G') leave = optarg;
@@ -1119,7 +1175,7 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-e] [-F] [-G err|destroy] [-k] [-m] [-O ROUNDS [-f]] [-s] [-T] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-e] [-E] [-F] [-G err|destroy] [-k] [-m] [-O ROUNDS [-f]] [-s] [-T] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -1178,6 +1234,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     int fd = connect_oob(host, port);
+    if (spare_err) {
+        spare_errored(fd, gid_index, 0);
+        spare_errored(fd, gid_index, 1);
+    }
     bring_up(fd, gid_index);
     if (use_ud && host) ud_bring_up(gid_index);
     /* What the client's reads find, in place before it may start: it
