@@ -31,7 +31,8 @@ bool carried_and_working(const ibv_qp* qp);
 // The same for the hot path (posts, ibv_wr_*): no lock or reference count
 // per call; valid while the program does not destroy QP.
 ShadowQp* shadow_for(const ibv_qp* qp);
-// After a successful ibv_modify_qp: RTR starts looking for the peer.
+// After a successful ibv_modify_qp: RTR starts looking for the peer, ERR
+// flushes the QP's work, RESET makes it a new candidate for tent.
 void qp_modified(ibv_qp* qp, const ibv_qp_attr& attr, int attr_mask);
 
 // Hot path (from the dispatch ops); return what the provider's op would.

@@ -22,6 +22,32 @@ namespace {
 // (shadow_for) is good while it has not moved.
 std::atomic<std::uint64_t> g_qps_generation{1};
 
+// A new shadow of QP, a candidate for tent (state mutex held).
+void add_shadow(State& s, ibv_qp* qp, bool sig_all, std::shared_ptr<ShadowSrq> srq) {
+    auto q = std::make_shared<ShadowQp>();
+    q->qp = qp;
+    q->sig_all = sig_all;
+    q->ordered = ordering();
+    q->srq = std::move(srq);
+    q->token = s.next_token++ & 0x7fffffff;  // 0 is the interposer's own (op_cookie)
+    if (q->token == 0) q->token = s.next_token++;
+    s.by_token[q->token] = q;
+    s.qps[qp] = std::move(q);
+    g_qps_generation.fetch_add(1, std::memory_order_release);
+}
+
+// The program is done with the shadow IT names (state mutex held): no
+// completion of its work is given any more, and messages for it find it
+// gone. tent may still send from the buffers of its outstanding work: the
+// shadow stays (by its token) until that completes.
+void drop_shadow(State& s, std::unordered_map<const ibv_qp*, std::shared_ptr<ShadowQp>>::iterator it) {
+    ShadowQp& q = *it->second;
+    q.forgotten = true;
+    if (q.sq.empty()) s.by_token.erase(q.token);
+    s.qps.erase(it);
+    g_qps_generation.fetch_add(1, std::memory_order_release);
+}
+
 } // namespace
 
 void provider_qp_created(const ibv_qp* qp) {
@@ -46,18 +72,9 @@ void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr) {
         std::atexit(shut_down);
         signal_free_thread([] { engine(); }).detach();
     });
-    auto q = std::make_shared<ShadowQp>();
-    q->qp = qp;
-    q->sig_all = attr.sq_sig_all != 0;
-    q->ordered = ordering();
     State& s = state();
     std::lock_guard lock(s.mu);
-    if (attr.srq) q->srq = shadow_srq(s, attr.srq);
-    q->token = s.next_token++ & 0x7fffffff;  // 0 is the interposer's own (op_cookie)
-    if (q->token == 0) q->token = s.next_token++;
-    s.by_token[q->token] = q;
-    s.qps[qp] = std::move(q);
-    g_qps_generation.fetch_add(1, std::memory_order_release);
+    add_shadow(s, qp, attr.sq_sig_all != 0, attr.srq ? shadow_srq(s, attr.srq) : nullptr);
 }
 
 void forget_qp(ibv_qp* qp) {
@@ -71,14 +88,30 @@ void forget_qp(ibv_qp* qp) {
     std::lock_guard lock(s.mu);
     auto it = s.qps.find(qp);
     if (it == s.qps.end() || it->second != shadow) return;
-    ShadowQp& q = *it->second;
-    // tent may still send from the buffers of its outstanding work: the
-    // shadow stays (by its token) until that completes, telling nobody.
-    q.forgotten = true;
-    if (q.sq.empty()) s.by_token.erase(q.token);
-    s.qps.erase(it);
-    g_qps_generation.fetch_add(1, std::memory_order_release);
+    drop_shadow(s, it);
 }
+
+namespace {
+
+// The program moved QP to IBV_QPS_RESET, as an adapter's: its work is
+// forgotten without completions, its peer's messages find it gone, and it
+// may be connected again, to a new peer, as a new candidate for tent.
+void qp_reset(ibv_qp* qp) {
+    std::shared_ptr<ShadowQp> old = find_qp(qp);
+    if (!old) return;
+    std::lock_guard post(old->post_mutex);  // as forget_qp()
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    auto it = s.qps.find(qp);
+    if (it == s.qps.end() || it->second != old) return;
+    // Until the new one is carried, the adapter may complete its work.
+    if (old->mode == QpMode::Tent)
+        for (ibv_cq* cq : {qp->send_cq, qp->recv_cq}) ++s.cqs[cq].provider_qps;
+    drop_shadow(s, it);
+    add_shadow(s, qp, old->sig_all, old->srq);
+}
+
+} // namespace
 
 ShadowQp* shadow_for(const ibv_qp* qp) {
     // The last few QPs this thread posted to or polled for, while no QP was
@@ -201,6 +234,7 @@ void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why) {
 
 void qp_modified(ibv_qp* qp, const ibv_qp_attr& attr, int attr_mask) {
     if (!(attr_mask & IBV_QP_STATE)) return;
+    if (attr.qp_state == IBV_QPS_RESET) return qp_reset(qp);
     if (attr.qp_state == IBV_QPS_ERR) {
         std::shared_ptr<ShadowQp> q = find_qp(qp);
         if (!q) return;

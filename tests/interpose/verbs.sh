@@ -13,7 +13,8 @@
 # interrupting it (-a), with buffers registered per write and deregistered
 # by another thread (-m), and with two TCP rails (atomics in
 # posting order); spare queue pairs put in the error state before they
-# were connected and right after RTR (-E); a program that exits or tears
+# were connected and right after RTR (-E); a queue pair reset and
+# connected again (-R); a program that exits or tears
 # down just after RTR (-q, -t); a child of fork() using verbs (-F, through the HCA); and with a
 # peer without tent, through the plain queue pair.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
@@ -140,6 +141,17 @@ done
 [ "$(rail_ops "$SV_TMP/early-err-client.log" mlx5_0)" -gt 0 ] ||
     { show_log early-err-client; fail "early-err: the pair was not carried"; }
 echo "early-err: spare queue pairs flushed in the error state, before connecting and after RTR, both sides"
+
+# A queue pair reset after each round and connected again (-R): each
+# connection carried anew, every byte and completion checked.
+TENT_LOG_LEVEL=debug carried reconnect -g 0 -R -n 3
+for side in server client; do
+    grep -q "verbs_check $side: one queue pair reset and connected again, 3 connections" "$SV_TMP/reconnect-$side.log" ||
+        { show_log "reconnect-$side"; fail "reconnect: $side"; }
+done
+[ "$(grep -c 'carried by tent' "$SV_TMP/reconnect-client.log")" -eq 3 ] ||
+    { show_log reconnect-client; fail "reconnect: not carried anew on each connection"; }
+echo "reconnect: one queue pair, 3 connections, each carried by tent"
 
 # A program that leaves its verbs to an exit handler of its own, which runs
 # after tent's (-T): they are released, with tent's engine gone.

@@ -85,6 +85,9 @@
  * whose messages find no QP at the other end gives, as with -k. With -s
  * as well (err), the shared receive queue's receives are not flushed and
  * the server gets IBV_EVENT_QP_LAST_WQE_REACHED for the QP instead.
+ * With -R on both sides, the QP is reset (IBV_QPS_RESET) after each round
+ * but the last and connected again, to the peer's QP, itself reset, for the
+ * next round (-n): a program that reuses its QPs for new connections.
  * With -E on both sides, each first puts two spare QPs in the error state
  * with receives posted, one before connecting it and one right after RTR,
  * and checks that their receives are flushed (spare_errored()).
@@ -1150,12 +1153,13 @@ int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
     int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0, churn = 0,
         exit_polling = 0, lonely_exit_us = -1, teardown_ms = -1, fork_first = 0,
-        teardown_at_exit = 0, spare_err = 0;
+        teardown_at_exit = 0, spare_err = 0, reconnect = 0;
     const char *leave = NULL;
     int order_rounds = 0, order_fence = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:aeEfFG:kmO:q:st:Tuwxn:")) != -1) {
+    while ((opt = getopt(argc, argv, "p:d:g:aeEfFG:kmO:q:Rst:Tuwxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
         else if (opt == 'E') spare_err = 1;
+        else if (opt == 'R') reconnect = 1;
         else if (opt == 'f') order_fence = 1;
         else if (opt == 'O') order_rounds = atoi(optarg);
         else if (opt == 'G') leave = optarg;
@@ -1175,11 +1179,12 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-e] [-E] [-F] [-G err|destroy] [-k] [-m] [-O ROUNDS [-f]] [-s] [-T] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-e] [-E] [-F] [-G err|destroy] [-k] [-m] [-O ROUNDS [-f]] [-R] [-s] [-T] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
     if (leave && strcmp(leave, "err") && strcmp(leave, "destroy")) die("-G: err or destroy, not %s", leave);
+    if (reconnect && use_srq) die("-R: not with -s (the shared queue's receives outlive a reset)");
     if (optind < argc) {
         host = argv[optind];
         role = "client";
@@ -1305,7 +1310,17 @@ int main(int argc, char **argv) {
             memset(buf + ATOMIC_WORD, 0, sizeof word);
         }
         sync_oob(fd); /* the word is reset before the next round's atomics */
+        if (reconnect && r + 1 < rounds) {
+            /* Reset (the QP's receives go, without completions) and
+             * connected again, to the same peer's QP, itself reset. */
+            struct ibv_qp_attr a = {.qp_state = IBV_QPS_RESET};
+            if (ibv_modify_qp(qp, &a, IBV_QP_STATE)) die("modify to RESET");
+            next_slot = 0;
+            bring_up(fd, gid_index);
+            sync_oob(fd);
+        }
     }
+    if (reconnect) printf("verbs_check %s: one queue pair reset and connected again, %d connections\n", role, rounds);
     check_async_events();
     if (alarms) {
         interval_alarms(0);
