@@ -12,7 +12,9 @@
 # runs after tent's, two TCP rails, one then both HCA ports pulled mid-run
 # and restored, a fatal error of the device the program opened, and the
 # peer's QP put in the error state or destroyed (the answer to the
-# client's message is sent from inside tent's receive callback), and
+# client's message is sent from inside tent's receive callback), a QP
+# reset and connected again, QPs put in the error state before they were
+# connected or while tent looked for their peer, and
 # one-sided work held back for its order (interpose_ordering) and let go
 # by whichever thread settles the completion before it (verbs_check -O,
 # whose server polls memory the simulated HCA's thread writes, is a data
@@ -49,7 +51,9 @@ device_fatal tsan-fatal mlx5_0 "$VERBS_CHECK" -g 0 -n 1000
 TENT_INTERPOSE_ORDERING=true carried tsan-ordered -g 0 -n 2
 carried tsan-leave-err -g 0 -G err
 carried tsan-leave-destroy -g 0 -G destroy
-for run in tsan-pull-one tsan-pull-both tsan-fatal; do
+carried tsan-reconnect -g 0 -R -n 2
+run_pair tsan-early-err 60 "$VERBS_CHECK" -g 0 -E
+for run in tsan-pull-one tsan-pull-both tsan-fatal tsan-early-err; do
     for side in server client; do
         grep -q "verbs_check $side: ok" "$SV_TMP/$run-$side.log" || { show_log "$run-$side"; fail "$run: $side did not check out"; }
     done
@@ -59,4 +63,4 @@ done
 if grep -l "WARNING: ThreadSanitizer" "$SV_TMP"/*.log 2>/dev/null; then
     fail "ThreadSanitizer reported (above)"
 fi
-echo "PASS: verbs_check under tent-run, ${TSAN_OPTIONS:+ThreadSanitizer quiet, }polling, events, SRQ, ibv_wr_*, deregistering thread, exit while polling, exit while starting, teardown after exit, TCP, pulled ports, device fatal, peer's QP gone, ordering"
+echo "PASS: verbs_check under tent-run, ${TSAN_OPTIONS:+ThreadSanitizer quiet, }polling, events, SRQ, ibv_wr_*, deregistering thread, exit while polling, exit while starting, teardown after exit, TCP, pulled ports, device fatal, peer's QP gone, reset and reconnected, errored before connecting, ordering"
