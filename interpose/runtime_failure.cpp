@@ -39,7 +39,7 @@ namespace {
 // IBV_EVENT_QP_FATAL is raised.
 void lose_peer(State& s, ShadowQp& q, const char* what) {
     q.loss_owed = false;
-    if (q.lost || q.forgotten) return;  // the program destroyed it: nobody to tell
+    if (q.lost || q.forgotten) return;  // the program destroyed or reset it: nobody to tell
     q.lost = true;
     flush_receives(s, q);
     TENT_WARN("interpose-qp-error", "interposer: qp 0x%x: %s: error state", q.qp->qp_num, what);

@@ -177,7 +177,7 @@ void become_tent(const std::shared_ptr<ShadowQp>& q, tent_peer_t* peer, std::uin
     {
         State& s = state();
         std::lock_guard lock(s.mu);
-        if (q->forgotten) return;  // the program destroyed the QP meanwhile: nothing of it is ours to touch
+        if (q->forgotten) return;  // destroyed or reset meanwhile: nothing of it is ours to touch
         q->peer = peer;
         q->peer_token = peer_token;
         q->mode = QpMode::Tent;
@@ -209,7 +209,7 @@ void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why) {
         State& s = state();
         std::lock_guard lock(s.mu);
         q->mode = QpMode::Plain;
-        if (q->forgotten) {  // the program destroyed the QP (and perhaps its device) meanwhile
+        if (q->forgotten) {  // destroyed (perhaps with its device) or reset meanwhile
             q->held_sends.clear();
             q->recvs.clear();
             return;

@@ -192,7 +192,7 @@ struct ShadowQp {
     int reads_inflight = 0;
     int modifies_inflight = 0;
     int slots_holding = 0;
-    bool forgotten = false;  // destroyed by the program; kept until its tent operations end
+    bool forgotten = false;  // destroyed or reset by the program; kept until its tent operations end
     std::map<std::uint32_t, std::vector<Announcement>> remote_keys;  // the peer's regions by rkey
     tent_peer_t* peer = nullptr;
     std::uint32_t peer_token = 0;
