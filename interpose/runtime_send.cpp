@@ -63,12 +63,11 @@ void settle(State& s, ShadowQp& q, std::uint64_t cookie, bool ok) {
 // A small message (up to kBatchMessageMax bytes of payload) may travel in a batch.
 bool batchable(const SendSlot& slot) { return slot.message_length <= sizeof(MessageHeader) + kBatchMessageMax; }
 
-// Messages whose one-sided predecessors have all completed, in order
-// (under the state mutex; the calls are made by make_calls()), from the
-// QP's cursor on. While kMessageWindow tent messages are in flight, small
+// Adds to CALLS the messages whose one-sided predecessors have all
+// completed, in order (under the state mutex; the calls are made by
+// make_calls()), from the QP's cursor on. While kMessageWindow tent messages are in flight, small
 // messages wait; then those waiting go as one batch.
-std::vector<TentCall> ready_messages(ShadowQp& q) {
-    std::vector<TentCall> calls;
+void ready_messages(ShadowQp& q, std::vector<TentCall>& calls) {
     while (q.msg_cursor - q.sq_base < q.sq.size()) {
         const std::uint64_t first = q.msg_cursor;
         SendSlot& slot = q.sq[first - q.sq_base];
@@ -130,7 +129,6 @@ std::vector<TentCall> ready_messages(ShadowQp& q) {
         q.msg_cursor = last + 1;
         calls.push_back(c);
     }
-    return calls;
 }
 
 // Makes the calls (Q's post mutex held, state mutex not); a call tent
@@ -184,8 +182,7 @@ void pump(ShadowQp& q) {
         std::lock_guard lock(s.mu);
         if (q.forgotten || q.failed || q.mode != QpMode::Tent) return;
         release_held(q, calls);
-        std::vector<TentCall> messages = ready_messages(q);
-        calls.insert(calls.end(), messages.begin(), messages.end());
+        ready_messages(q, calls);
         if (!q.atomic_inflight && !q.atomics_waiting.empty()) {
             q.atomic_inflight = true;
             calls.push_back(q.atomics_waiting.front());
@@ -287,8 +284,7 @@ int post_locked(ShadowQp& qr, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
             break;
         }
     }
-    std::vector<TentCall> messages = ready_messages(*q);
-    calls.insert(calls.end(), messages.begin(), messages.end());
+    ready_messages(*q, calls);
     lock.unlock();
     if (!calls.empty()) make_calls(*q, calls);
     return rc;
