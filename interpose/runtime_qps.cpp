@@ -77,41 +77,33 @@ void track_qp(ibv_qp* qp, const ibv_qp_init_attr& attr) {
     add_shadow(s, qp, attr.sq_sig_all != 0, attr.srq ? shadow_srq(s, attr.srq) : nullptr);
 }
 
-void forget_qp(ibv_qp* qp) {
+namespace {
+
+// The program destroys QP (RESET false) or resets it (true). Under the
+// shadow's post mutex: a discovery still looking for the QP's peer changes
+// it only under that mutex, and once it is forgotten, never touches the QP.
+// A reset QP, as an adapter's, forgets its work without completions, its
+// peer's messages find it gone, and it may be connected again, to a new
+// peer, as a new candidate for tent.
+void end_shadow(ibv_qp* qp, bool reset) {
     std::shared_ptr<ShadowQp> shadow = find_qp(qp);
     if (!shadow) return;
-    // Under its post mutex: a discovery still looking for the QP's peer
-    // changes it only under that mutex, and once it is forgotten, never
-    // touches the QP the program is about to destroy.
     std::lock_guard post(shadow->post_mutex);
     State& s = state();
     std::lock_guard lock(s.mu);
     auto it = s.qps.find(qp);
     if (it == s.qps.end() || it->second != shadow) return;
     drop_shadow(s, it);
-}
-
-namespace {
-
-// The program moved QP to IBV_QPS_RESET, as an adapter's: its work is
-// forgotten without completions, its peer's messages find it gone, and it
-// may be connected again, to a new peer, as a new candidate for tent.
-void qp_reset(ibv_qp* qp) {
-    std::shared_ptr<ShadowQp> old = find_qp(qp);
-    if (!old) return;
-    std::lock_guard post(old->post_mutex);  // as forget_qp()
-    State& s = state();
-    std::lock_guard lock(s.mu);
-    auto it = s.qps.find(qp);
-    if (it == s.qps.end() || it->second != old) return;
+    if (!reset) return;
     // Until the new one is carried, the adapter may complete its work.
-    if (old->mode == QpMode::Tent)
+    if (shadow->mode == QpMode::Tent)
         for (ibv_cq* cq : {qp->send_cq, qp->recv_cq}) ++s.cqs[cq].provider_qps;
-    drop_shadow(s, it);
-    add_shadow(s, qp, old->sig_all, old->srq);
+    add_shadow(s, qp, shadow->sig_all, shadow->srq);
 }
 
 } // namespace
+
+void forget_qp(ibv_qp* qp) { end_shadow(qp, false); }
 
 ShadowQp* shadow_for(const ibv_qp* qp) {
     // The last few QPs this thread posted to or polled for, while no QP was
@@ -234,7 +226,7 @@ void become_plain(const std::shared_ptr<ShadowQp>& q, const char* why) {
 
 void qp_modified(ibv_qp* qp, const ibv_qp_attr& attr, int attr_mask) {
     if (!(attr_mask & IBV_QP_STATE)) return;
-    if (attr.qp_state == IBV_QPS_RESET) return qp_reset(qp);
+    if (attr.qp_state == IBV_QPS_RESET) return end_shadow(qp, true);
     if (attr.qp_state == IBV_QPS_ERR) {
         std::shared_ptr<ShadowQp> q = find_qp(qp);
         if (!q) return;
