@@ -57,7 +57,6 @@ void lose_peer(State& s, ShadowQp& q, const char* what) {
 // one with IBV_WC_WR_FLUSH_ERR, and the QP is lost (lose_peer()).
 void fail_qp(State& s, ShadowQp& q) {
     q.failed = true;
-    q.atomics_waiting.clear();  // their slots complete flushed below
     drop_held(q);
     bool first = true;
     for (SendSlot& slot : q.sq) {
@@ -80,10 +79,6 @@ namespace {
 void stop_running(State& s, ShadowQp& q, ibv_wc_status first) {
     q.failed = true;
     q.draining = true;
-    for (const TentCall& c : q.atomics_waiting)  // never posted
-        if (const std::uint64_t seq = cookie_seq(q, c.cookie); seq - q.sq_base < q.sq.size())
-            --q.sq[seq - q.sq_base].onesided_parts;
-    q.atomics_waiting.clear();
     drop_held(q);
     bool oldest = true;
     for (SendSlot& slot : q.sq) {

@@ -1,6 +1,7 @@
 // The order of a queue pair's one-sided work requests over tent, whose
 // rails may complete them in any order: what waits for what (fences,
-// atomics, interpose_ordering) and when held parts may go.
+// interpose_ordering) and when held parts may go. Atomics keep their
+// posting order in tent itself (tent(3)).
 #include "runtime_state.h"
 
 namespace tent::interpose {
@@ -10,12 +11,10 @@ namespace {
 // Whether SLOT's one-sided parts must wait for Q's in flight: behind every
 // earlier one when fenced (IBV_SEND_FENCE, taken as a full fence); with
 // interpose_ordering, a write or atomic behind every earlier one, a read
-// behind every earlier write and atomic; an atomic behind an earlier atomic
-// always (atomics execute in posting order).
+// behind every earlier write and atomic.
 bool must_wait(const ShadowQp& q, const SendSlot& slot) {
     const int all = q.modifies_inflight + q.reads_inflight;
     if (slot.fenced) return all > 0;
-    if (slot.atomic && q.atomic_inflight) return true;
     if (!q.ordered) return false;
     return slot.access == Access::Read ? q.modifies_inflight > 0 : all > 0;
 }
@@ -34,7 +33,6 @@ namespace {
 // SLOT's one-sided PARTS go to tent (into CALLS): counted in flight.
 void start(ShadowQp& q, const SendSlot& slot, const std::vector<TentCall>& parts, std::vector<TentCall>& calls) {
     count_inflight(q, slot.access, +1);
-    if (slot.atomic) q.atomic_inflight = true;
     calls.insert(calls.end(), parts.begin(), parts.end());
 }
 

@@ -54,7 +54,6 @@ void settle(State& s, ShadowQp& q, std::uint64_t cookie, bool ok) {
             q.sq[i - q.sq_base].message_inflight = false;
     } else {
         if (--slot.onesided_parts == 0) count_inflight(q, slot.access, -1);
-        if (slot.opcode == IBV_WC_COMP_SWAP || slot.opcode == IBV_WC_FETCH_ADD) q.atomic_inflight = false;
     }
     if (!ok && !q.failed) return fail_qp(s, q);
     retire_sends(s, q);
@@ -183,11 +182,6 @@ void pump(ShadowQp& q) {
         if (q.forgotten || q.failed || q.mode != QpMode::Tent) return;
         release_held(q, calls);
         ready_messages(q, calls);
-        if (!q.atomic_inflight && !q.atomics_waiting.empty()) {
-            q.atomic_inflight = true;
-            calls.push_back(q.atomics_waiting.front());
-            q.atomics_waiting.pop_front();
-        }
     }
     if (!calls.empty()) make_calls(q, calls);
 }

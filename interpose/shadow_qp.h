@@ -118,7 +118,6 @@ struct SendSlot {
     std::uint32_t byte_len = 0;
     int onesided_parts = 0;       // posted to tent (or held), not yet completed
     Access access = Access::None;
-    bool atomic = false;
     bool fenced = false;  // IBV_SEND_FENCE
     // Its one-sided parts while they wait for the QP's earlier ones
     // (interpose_ordering); posted, in posting order, once those completed.
@@ -176,11 +175,6 @@ struct ShadowQp {
     // no one-sided part outstanding and their messages went.
     std::uint64_t msg_cursor = 0;
     int tent_messages = 0;  // tent messages (single or batch) in flight
-    // An adapter executes a QP's atomics in posting order; tent's rails do
-    // not keep order among themselves, so one atomic is in flight at a time
-    // and the later ones wait here.
-    bool atomic_inflight = false;
-    std::deque<TentCall> atomics_waiting;
     // An adapter applies a QP's writes, reads and atomics in posting order,
     // and tent's rails keep no order among themselves. With
     // interpose_ordering, a write or an atomic goes once every earlier

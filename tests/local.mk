@@ -47,6 +47,7 @@ CRITERION_TESTS = \
 	tests/unit/policy/test_failover_route \
 	tests/unit/policy/test_replay_decision \
 	tests/unit/policy/test_atomic_replay \
+	tests/unit/policy/test_atomic_order \
 	tests/unit/health/test_rail_silence \
 	tests/unit/transport/test_fault_rail \
 	tests/unit/health/test_error_window \

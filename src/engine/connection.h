@@ -19,6 +19,7 @@
 #include "common/unique_fd.h"
 #include "health/rail_events.h"
 #include "health/rail_silence.h"
+#include "policy/atomic_order.h"
 #include "policy/delivery_rate.h"
 #include "policy/device_selector.h"
 #include "policy/priority.h"
@@ -106,6 +107,11 @@ struct Connection {
     // SENDs (op ids, in order) waiting for its credit, and the credit we owe.
     SendWindow send_window;
     std::deque<std::uint64_t> credit_waiting;
+    // Atomics execute at the peer in start order (policy/atomic_order.h),
+    // and those whose replay waits to be the oldest open one, with why they
+    // failed.
+    AtomicOrder atomics;
+    std::map<std::uint64_t, Status> atomic_replays;
     CreditGrant credit{1};
     std::unique_ptr<DeviceSelector> selector;
     QosLane lane;  // policy/qos_lane.h

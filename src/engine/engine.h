@@ -341,6 +341,12 @@ private:
     void grant_credit(Connection& conn);
     void on_send_credit(Connection& conn, const wire::SendCredit& credit);
     void start_credit_waiting(Connection& conn);
+    // Atomics in start order (policy/atomic_order.h; engine_atomic_order.cpp).
+    bool atomic_may_start_now(const Connection& conn) const;
+    void start_atomics_waiting(Connection& conn);
+    void replay_atomics_in_turn(Connection& conn);
+    void atomic_out_of_step(Connection& conn, const Op& op);
+    void atomic_closed(Connection& conn, Op& op);
     void push_completion(EngineCompletion c);
     // Ends a turn: the statistics (when the turn found work, completed
     // something or marked them stale) and the turn's completions become

@@ -43,6 +43,12 @@ void Engine::start_op_by_id(std::uint64_t id) {
         c.credit_waiting.push_back(id);
         return;
     }
+    // An atomic behind others that are not plainly on their way waits its
+    // turn, in start order (policy/atomic_order.h).
+    if (op.type == OpType::Atomic && !op.atomic_open && (!c.atomics.waiting.empty() || !atomic_may_start_now(c))) {
+        c.atomics.waiting.push_back(id);
+        return;
+    }
     start_planned(c, op);
     if (ops_.count(id)) advance(op);
 }
@@ -76,6 +82,15 @@ void Engine::grant_credit(Connection& conn) {
 void Engine::start_planned(Connection& conn, Op& op) {
     Status s = plan(conn, op);
     if (!s) {
+        atomic_out_of_step(conn, op);
+        if (op.atomic_waits_turn) {
+            // The open atomics' rail is not one this atomic may use: it
+            // starts once they have all finished, ahead of later ones.
+            op.atomic_waits_turn = false;
+            atomic_closed(conn, op);
+            conn.atomics.waiting.push_front(op.id);
+            return;
+        }
         if (s.code() == Code::Busy && failover_on()) {
             park(conn, op, kWholeOp);
         } else {
@@ -170,6 +185,10 @@ Status Engine::plan(Connection& conn, Op& op) {
         conn.send_window.started(op.msg_seq, op.length);
     }
     const TimePoint now = clock_.now();
+    if (op.type == OpType::Atomic && !op.atomic_open) {
+        op.atomic_open = true;  // open until finish_op(), whatever happens to it
+        conn.atomics.open.push_back(op.id);
+    }
     Status why;
     // The driver's scratch lists, kept from plan to plan (no allocation per request).
     std::vector<std::size_t>& allowed = plan_scratch_.allowed;
@@ -221,6 +240,21 @@ Status Engine::plan(Connection& conn, Op& op) {
     op.chunks = plan_chunks(*conn.selector, views, max_op, op.length, cp);
     if (op.chunks.empty()) return Status(Code::Busy, "every rail to " + conn.peer.hostname + " is paused");
     for (auto& c : op.chunks) c.rail = allowed[c.rail];
+    if (op.type == OpType::Atomic) {
+        const bool open_rail_allowed =
+            std::find(allowed.begin(), allowed.end(), conn.atomics.rail) != allowed.end();
+        const auto rail = atomic_rail(conn.atomics, op.chunks.front().rail, open_rail_allowed);
+        if (!rail) {
+            op.chunks.clear();
+            op.atomic_waits_turn = true;
+            return Status(Code::Busy, "an atomic waits for the earlier ones to " + conn.peer.hostname);
+        }
+        op.chunks.front().rail = *rail;
+        if (conn.atomics.open.size() == 1) {  // the first open one decides the rail
+            conn.atomics.rail = *rail;
+            conn.atomics.in_step = true;
+        }
+    }
     // A read's bytes land in the caller's memory, which nobody may look at
     // before the completion: no order to keep, every chunk goes at once.
     op.hold_last = op.type == OpType::Write && op.chunks.size() > 1;
@@ -305,6 +339,7 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
     Status s = slot.rail.rail->post(r);
     if (s.code() == Code::Busy) {
         // The rail's queue is full: not a fault; post again when it drains.
+        atomic_out_of_step(conn, op);
         ++op.deferred;
         deferred_.emplace_back(op.id, index);
         return;
@@ -531,6 +566,7 @@ void Engine::finish_op(std::uint64_t op_id) {
     const TimePoint now = clock_.now();
     priority_activity_.finished(op->options.priority, now);
     if (auto conn = connections_.find(op->peer); conn != connections_.end()) {
+        atomic_closed(*conn->second, *op);
         QosLane& lane = conn->second->lane;
         if (lane.rail && lane.level == op->options.priority) lane.last_used = now;
     }

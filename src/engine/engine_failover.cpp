@@ -36,6 +36,7 @@ void Engine::piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size
         // Never blindly: policy/atomic_replay.h.
         AtomicReplayDecision a = decide_atomic_replay(why, piece.atomic_posted, piece.atomic_path, piece.atomic,
                                                       piece.history, params_.max_failover_attempts);
+        atomic_out_of_step(conn, op);  // later atomics wait until this one is resolved
         piece.atomic_posted = false;
         if (a.verdict == AtomicVerdict::Fail) {
             op.error = a.status;
@@ -44,6 +45,13 @@ void Engine::piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size
         piece.ledger_only = piece.ledger_only || a.verdict == AtomicVerdict::LedgerOnly;
         note_replay(why, piece.history);
         ++conn.rails[rail].failovers;
+        if (!atomic_may_replay(conn.atomics, op.id)) {
+            // Behind an older open atomic: sent again once that finished
+            // (replay_atomics_in_turn()), never ahead of it.
+            conn.atomic_replays.insert_or_assign(op.id, why);
+            ++op.waiting;
+            return;
+        }
         place_piece(conn, op, chunk, why);
         return;
     }

@@ -68,6 +68,12 @@ bool Engine::progress_once() {
         if (recvs_changed) deliver(c);
     }
     if (!deferred_.empty()) retry_deferred();
+    // Atomics that waited for older ones to finish (completions above):
+    // replays, then new ones.
+    for (auto& [id, conn] : connections_) {
+        if (!conn->atomic_replays.empty()) replay_atomics_in_turn(*conn);
+        if (!conn->atomics.waiting.empty()) start_atomics_waiting(*conn);
+    }
     if (service) release_departed();  // peers found unreachable while serving their control channels
     // Early rails whose connection never came (adopt_rail), on every
     // service turn: also while an application drives and nothing new is
@@ -304,6 +310,8 @@ void Engine::mark_unreachable(Connection& conn, const Status& why) {
     // its Goodbye, and a message it took is not lost because the rail's
     // confirmation was still on its way (an HCA's acknowledgement leaves
     // before its receiver can exit).
+    conn.atomics.waiting.clear();  // ended below with the rest
+    conn.atomic_replays.clear();
     std::vector<std::uint64_t> ended;
     for (auto& [id, op] : ops_)
         if (op->peer == conn.id) {

@@ -15,6 +15,7 @@ libtentcore_la_SOURCES += \
 	src/engine/engine.h src/engine/engine.cpp src/engine/engine_connect.cpp \
 	src/engine/engine_progress.cpp src/engine/engine_drive.cpp src/engine/engine_datapath.cpp \
 	src/engine/engine_failover.cpp src/engine/engine_rail_care.cpp src/engine/engine_control.cpp \
+	src/engine/engine_atomic_order.cpp \
 	src/engine/engine_release.cpp \
 	src/engine/default_providers.h src/engine/default_providers.cpp
 libtentcore_la_SOURCES += src/engine/job_key.h src/engine/job_key.cpp

@@ -57,6 +57,8 @@ struct Op {
     std::size_t held = 0;         // pieces held back by a rail's QoS window
     bool planned = false;         // chunks assigned (an op parked before planning has none)
     bool hold_last = false;       // striped Write: the final piece waits for all others
+    bool atomic_open = false;     // Atomic: counted in its connection's AtomicOrder
+    bool atomic_waits_turn = false;  // Atomic: plan() found the open ones' rail not allowed for it
     Status error;                 // first failure
 };
 

@@ -12,7 +12,8 @@ libtentcore_la_SOURCES += \
 	src/policy/qos_lane.h src/policy/qos_lane.cpp \
 	src/policy/failover_route.h src/policy/failover_route.cpp \
 	src/policy/replay_decision.h src/policy/replay_decision.cpp \
-	src/policy/atomic_replay.h src/policy/atomic_replay.cpp
+	src/policy/atomic_replay.h src/policy/atomic_replay.cpp \
+	src/policy/atomic_order.h src/policy/atomic_order.cpp
 
 # src/policy: build rules for this folder (filled in as the layer grows).
 
