@@ -345,6 +345,7 @@ private:
     bool atomic_may_start_now(const Connection& conn) const;
     void start_atomics_waiting(Connection& conn);
     void replay_atomics_in_turn(Connection& conn);
+    void fail_waiting_atomics(Connection& conn, const Status& why);
     void atomic_out_of_step(Connection& conn, const Op& op);
     void atomic_closed(Connection& conn, Op& op);
     void push_completion(EngineCompletion c);

@@ -6,6 +6,7 @@
 // attempt, a refused post, a wait for a rail) holds new ones back until
 // every open one has finished.
 #include <algorithm>
+#include <vector>
 
 #include "engine/connection.h"
 #include "engine/engine.h"
@@ -46,6 +47,27 @@ void Engine::replay_atomics_in_turn(Connection& conn) {
         --op.waiting;
         if (op.error.is_ok()) place_piece(conn, op, 0, why);  // an atomic is one piece
         if (ops_.count(id)) advance(*ops_.at(id));
+    }
+}
+
+// Fails the atomics waiting to be sent again or to start: called when the
+// peer has had no usable rail for failover_timeout_ms (fail_parked()), so
+// that they fail with the parked ones instead of each waiting out a
+// timeout of its own in turn.
+void Engine::fail_waiting_atomics(Connection& conn, const Status& why) {
+    std::vector<std::uint64_t> ended;
+    for (const auto& [id, failure] : conn.atomic_replays) {
+        if (auto it = ops_.find(id); it != ops_.end()) --it->second->waiting;
+        ended.push_back(id);
+    }
+    conn.atomic_replays.clear();
+    ended.insert(ended.end(), conn.atomics.waiting.begin(), conn.atomics.waiting.end());
+    conn.atomics.waiting.clear();
+    for (std::uint64_t id : ended) {
+        auto it = ops_.find(id);
+        if (it == ops_.end()) continue;
+        if (it->second->error.is_ok()) it->second->error = why;
+        advance(*it->second);
     }
 }
 

@@ -181,6 +181,7 @@ void Engine::fail_parked(Connection& conn, TimePoint now) {
     take_parked(conn, [&](Op& op, const ParkedPiece&) {
         if (op.error.is_ok()) op.error = why;
     });
+    fail_waiting_atomics(conn, why);  // behind the parked ones, with no rail either
     UnreachableCallback callback;
     {
         std::lock_guard lock(mutex_);

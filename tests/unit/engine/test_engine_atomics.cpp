@@ -156,6 +156,61 @@ Test(engine_atomics, fetch_adds_keep_posting_order_through_refused_posts, .timeo
     cr_expect_gt(failovers, 0u, "no post was refused");
 }
 
+// Every post refused once the first few went: the atomics that wait their
+// turn behind a parked one fail with it when the peer has had no usable
+// rail for failover_timeout_ms, not each after a timeout of its own (32 in
+// flight would take several seconds). Those that went found 0, 1, ... in order.
+Test(engine_atomics, waiting_atomics_fail_together_when_no_rail_is_left, .timeout = 60) {
+    Config config = tcp_config();
+    (void)config.set(Knob::FailoverTimeoutMs, "500", api());
+    Config faulty = config;
+    (void)faulty.set(Knob::FaultFailAfterN, "4", api());
+    (void)faulty.set(Knob::FaultRails, "tcp", api());
+    auto target = make_tcp_engine(config);
+    auto a = make_tcp_engine(faulty);
+    auto pa = a->connect(target->address());
+    cr_assert(pa.is_ok());
+    alignas(8) std::uint64_t counter = 0;
+    auto reg = target->register_memory(&counter, sizeof counter, wire::kAccessAll);
+    cr_assert(reg.is_ok());
+    const auto key = handle_bytes(**reg);
+    constexpr int kAtomics = 32;
+    std::vector<std::uint64_t> results(kAtomics, ~std::uint64_t{0});
+    auto local = a->register_memory(results.data(), results.size() * 8, wire::kAccessAll);
+    cr_assert(local.is_ok());
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kAtomics; ++i)
+        cr_assert(a->post_atomic(*pa, fetch_add(1), &results[static_cast<std::size_t>(i)], key,
+                                 reinterpret_cast<std::uint64_t>(&counter), with_cookie(static_cast<std::uint64_t>(i)))
+                      .is_ok());
+    std::vector<bool> ok(kAtomics, false);
+    int done = 0;
+    std::vector<EngineCompletion> out;
+    while (done < kAtomics && std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
+        out.clear();
+        if (a->wait(std::chrono::milliseconds(10)) == 0) continue;
+        a->poll(out, 64);
+        for (const auto& c : out) {
+            ++done;
+            ok[c.cookie] = c.status.is_ok();
+        }
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    cr_assert_eq(done, kAtomics, "%d of %d atomics completed in %.1f s", done, kAtomics, seconds);
+    int succeeded = 0;
+    for (int i = 0; i < kAtomics; ++i) {
+        if (!ok[static_cast<std::size_t>(i)]) continue;
+        cr_expect_eq(results[static_cast<std::size_t>(i)], static_cast<std::uint64_t>(succeeded),
+                     "atomic %d found %llu", i, (unsigned long long)results[static_cast<std::size_t>(i)]);
+        ++succeeded;
+    }
+    cr_expect_lt(succeeded, kAtomics, "no atomic failed: the fault was not injected");
+    cr_expect_eq(__atomic_load_n(&counter, __ATOMIC_SEQ_CST), static_cast<std::uint64_t>(succeeded));
+    // One timeout (0.5 s) and the rails' pause, not one timeout per waiting atomic.
+    cr_log_info("%d of %d atomics went, the others failed; all done in %.2f s", succeeded, kAtomics, seconds);
+    cr_expect_lt(seconds, 3.0, "the atomics took %.1f s to fail", seconds);
+}
+
 Test(engine_atomics, compare_and_swap_swaps_only_on_a_match, .timeout = 60) {
     TcpPair p(tcp_config());
     alignas(8) std::uint64_t word = 41;
