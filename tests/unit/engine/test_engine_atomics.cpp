@@ -75,6 +75,28 @@ void add_many(Engine& e, PeerId peer, const std::vector<std::uint8_t>& key, std:
     (void)e.deregister_memory((*reg)->id);
 }
 
+// A target engine with one counter registered for atomics, and an engine
+// connected to it. Not movable: the counter's address is registered.
+struct CounterPair {
+    alignas(8) std::uint64_t counter = 0;  // first: it outlives the engines
+    std::unique_ptr<Engine> target, adder;
+    PeerId peer = 0;
+    std::vector<std::uint8_t> key;
+    CounterPair(const Config& target_config, const Config& adder_config)
+        : target(make_tcp_engine(target_config)), adder(make_tcp_engine(adder_config)) {
+        auto p = adder->connect(target->address());
+        cr_assert(p.is_ok());
+        peer = *p;
+        auto reg = target->register_memory(&counter, sizeof counter, wire::kAccessAll);
+        cr_assert(reg.is_ok());
+        key = handle_bytes(**reg);
+    }
+    CounterPair(const CounterPair&) = delete;
+    CounterPair& operator=(const CounterPair&) = delete;
+    std::uint64_t addr() const { return reinterpret_cast<std::uint64_t>(&counter); }
+    std::uint64_t value() const { return __atomic_load_n(&counter, __ATOMIC_SEQ_CST); }
+};
+
 } // namespace
 
 Test(engine_atomics, fetch_adds_from_two_engines_and_the_cpu_sum_exactly_under_lost_answers, .timeout = 120) {
@@ -135,24 +157,18 @@ Test(engine_atomics, fetch_adds_keep_posting_order_through_refused_posts, .timeo
     (void)faulty.set(Knob::FaultPostFailRate, "0.2", api());
     (void)faulty.set(Knob::FaultSeed, "5", api());
     (void)faulty.set(Knob::FaultRails, "tcp", api());
-    auto target = make_tcp_engine(tcp_config());
-    auto a = make_tcp_engine(faulty);
-    auto pa = a->connect(target->address());
-    cr_assert(pa.is_ok());
-    alignas(8) std::uint64_t counter = 0;
-    auto reg = target->register_memory(&counter, sizeof counter, wire::kAccessAll);
-    cr_assert(reg.is_ok());
+    CounterPair pair(tcp_config(), faulty);
     constexpr int kAdds = 600;
     std::vector<std::uint64_t> found;
     std::atomic<int> failures{0};
-    add_many(*a, *pa, handle_bytes(**reg), reinterpret_cast<std::uint64_t>(&counter), kAdds, found, failures);
+    add_many(*pair.adder, pair.peer, pair.key, pair.addr(), kAdds, found, failures);
     cr_assert_eq(failures.load(), 0);
-    cr_expect_eq(__atomic_load_n(&counter, __ATOMIC_SEQ_CST), std::uint64_t{kAdds});
+    cr_expect_eq(pair.value(), std::uint64_t{kAdds});
     for (std::size_t i = 0; i < found.size(); ++i)
         cr_assert_eq(found[i], i, "add %zu found %llu: executed twice, lost or out of posting order", i,
                      (unsigned long long)found[i]);
     std::uint64_t failovers = 0;
-    for (const RailStats& r : a->rail_stats()) failovers += r.failovers;
+    for (const RailStats& r : pair.adder->rail_stats()) failovers += r.failovers;
     cr_expect_gt(failovers, 0u, "no post was refused");
 }
 
@@ -166,30 +182,24 @@ Test(engine_atomics, waiting_atomics_fail_together_when_no_rail_is_left, .timeou
     Config faulty = config;
     (void)faulty.set(Knob::FaultFailAfterN, "4", api());
     (void)faulty.set(Knob::FaultRails, "tcp", api());
-    auto target = make_tcp_engine(config);
-    auto a = make_tcp_engine(faulty);
-    auto pa = a->connect(target->address());
-    cr_assert(pa.is_ok());
-    alignas(8) std::uint64_t counter = 0;
-    auto reg = target->register_memory(&counter, sizeof counter, wire::kAccessAll);
-    cr_assert(reg.is_ok());
-    const auto key = handle_bytes(**reg);
+    CounterPair pair(config, faulty);
+    Engine& a = *pair.adder;
     constexpr int kAtomics = 32;
     std::vector<std::uint64_t> results(kAtomics, ~std::uint64_t{0});
-    auto local = a->register_memory(results.data(), results.size() * 8, wire::kAccessAll);
+    auto local = a.register_memory(results.data(), results.size() * 8, wire::kAccessAll);
     cr_assert(local.is_ok());
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < kAtomics; ++i)
-        cr_assert(a->post_atomic(*pa, fetch_add(1), &results[static_cast<std::size_t>(i)], key,
-                                 reinterpret_cast<std::uint64_t>(&counter), with_cookie(static_cast<std::uint64_t>(i)))
+        cr_assert(a.post_atomic(pair.peer, fetch_add(1), &results[static_cast<std::size_t>(i)], pair.key, pair.addr(),
+                                with_cookie(static_cast<std::uint64_t>(i)))
                       .is_ok());
     std::vector<bool> ok(kAtomics, false);
     int done = 0;
     std::vector<EngineCompletion> out;
     while (done < kAtomics && std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
         out.clear();
-        if (a->wait(std::chrono::milliseconds(10)) == 0) continue;
-        a->poll(out, 64);
+        if (a.wait(std::chrono::milliseconds(10)) == 0) continue;
+        a.poll(out, 64);
         for (const auto& c : out) {
             ++done;
             ok[c.cookie] = c.status.is_ok();
@@ -205,7 +215,7 @@ Test(engine_atomics, waiting_atomics_fail_together_when_no_rail_is_left, .timeou
         ++succeeded;
     }
     cr_expect_lt(succeeded, kAtomics, "no atomic failed: the fault was not injected");
-    cr_expect_eq(__atomic_load_n(&counter, __ATOMIC_SEQ_CST), static_cast<std::uint64_t>(succeeded));
+    cr_expect_eq(pair.value(), static_cast<std::uint64_t>(succeeded));
     // One timeout (0.5 s) and the rails' pause, not one timeout per waiting atomic.
     cr_log_info("%d of %d atomics went, the others failed; all done in %.2f s", succeeded, kAtomics, seconds);
     cr_expect_lt(seconds, 3.0, "the atomics took %.1f s to fail", seconds);
