@@ -66,14 +66,12 @@ bool Engine::progress_once() {
         }
         if (service) service_control(c, service_input);
         if (recvs_changed) deliver(c);
+        // Atomics that waited for older ones to finish (the completions
+        // above): replays, then new ones.
+        if (!c.atomic_replays.empty()) replay_atomics_in_turn(c);
+        if (!c.atomics.waiting.empty()) start_atomics_waiting(c);
     }
     if (!deferred_.empty()) retry_deferred();
-    // Atomics that waited for older ones to finish (completions above):
-    // replays, then new ones.
-    for (auto& [id, conn] : connections_) {
-        if (!conn->atomic_replays.empty()) replay_atomics_in_turn(*conn);
-        if (!conn->atomics.waiting.empty()) start_atomics_waiting(*conn);
-    }
     if (service) release_departed();  // peers found unreachable while serving their control channels
     // Early rails whose connection never came (adopt_rail), on every
     // service turn: also while an application drives and nothing new is

@@ -14,6 +14,14 @@ skip_unless_installed ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat
 require_simverbs
 export TENT_LOG_LEVEL=info
 
+# neither_fell_back NAME: neither side of run NAME passed its QP through to the HCA.
+neither_fell_back() {
+    local side
+    for side in server client; do
+        grep -q "passes through" "$SV_TMP/$1-$side.log" && { show_log "$1-$side"; fail "$1: $side fell back"; }
+    done
+}
+
 # name program size iterations [options]
 cases=(
     "write_bw ib_write_bw 65536 300"
@@ -33,9 +41,7 @@ for c in "${cases[@]}"; do
     run_pair "$name" 90 "$prog" $opts -x 0 -F -s "$size" -n "$iters"
     check_perftest_result "$name" "$size" "$iters"
     log=$SV_TMP/$name-client.log
-    for side in server client; do
-        grep -q "passes through" "$SV_TMP/$name-$side.log" && { show_log "$name-$side"; fail "$name: $side fell back"; }
-    done
+    neither_fell_back "$name"
     for dev in mlx5_0 mlx5_1; do
         [ "$(rail_ops "$log" "$dev")" -gt 0 ] || { show_log "$name-client"; fail "$name: nothing over $dev"; }
     done
@@ -43,9 +49,7 @@ for c in "${cases[@]}"; do
 done
 run_pair atomic_bw 90 ib_atomic_bw -x 0 -F -n 2000
 check_perftest_result atomic_bw 8 2000
-for side in server client; do
-    grep -q "passes through" "$SV_TMP/atomic_bw-$side.log" && { show_log "atomic_bw-$side"; fail "atomic_bw: $side fell back"; }
-done
+neither_fell_back atomic_bw
 TENT_INTERPOSE_DISCOVERY_MS=300 run_mixed plain_send_bw 90 ib_send_bw -x 0 -F -s 65536 -n 300
 check_perftest_result plain_send_bw 65536 300
 grep -q "passes through: no tent peer" "$SV_TMP/plain_send_bw-server.log" ||
