@@ -278,8 +278,12 @@ private:
     void start_op_by_id(std::uint64_t id);
     Status plan(Connection& conn, Op& op);
     // Marks quiet the rails that are idle and whose descriptors one poll()
-    // finds unreadable: the turn does not progress them.
-    void skip_quiet_rails(TimePoint now);
+    // finds unreadable: the turn does not progress them. True when every
+    // rail is quiet.
+    bool skip_quiet_rails(TimePoint now);
+    // Requests, pieces, atomics, completions or statistics that a turn
+    // moves without any rail's doing (quiet_rail_look.h, TurnLook).
+    bool work_waits_for_turn() const;
     void rail_views(const Connection& conn, const std::vector<std::size_t>& rails, TimePoint now,
                     std::vector<RailView>& views) const;
     void start_planned(Connection& conn, Op& op);
@@ -503,6 +507,7 @@ private:
     std::atomic<bool> service_due_{true};
     TimePoint last_service_{};
     TimePoint last_monitor_tick_{};
+    TimePoint last_full_turn_{};  // turn_ends_after_look() (quiet_rail_look.h)
     TimePoint last_busy_{};  // last turn that found work (progress_spin)
     // What the deadlines judging a peer run on (watched_time.h); a running
     // driver turns at least every kLongestSleepMs (100 ms): a longer step

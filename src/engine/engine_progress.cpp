@@ -55,7 +55,14 @@ bool Engine::progress_once() {
     const bool accepting = service && on_progress_thread();
     if (accepting) accept_connections();  // handshakes block: never in an application's call
 
-    skip_quiet_rails(accepting ? clock_.now() : start);  // accepting a connection may have taken a while
+    const bool all_quiet = skip_quiet_rails(accepting ? clock_.now() : start);  // accepting may have taken a while
+    if (turn_ends_after_look({.rails_quiet = all_quiet,
+                              .found_work = busy || service || recvs_changed,
+                              .work_waits = all_quiet && work_waits_for_turn(),
+                              .since_full_turn = start - last_full_turn_})) {
+        publish_turn(false);
+        return false;
+    }
     for (auto& [id, conn] : connections_) {
         Connection& c = *conn;
         for (std::size_t r = 0; r < c.rails.size(); ++r) {
@@ -80,6 +87,7 @@ bool Engine::progress_once() {
     // A turn that found nothing took a microsecond: its start serves the
     // timers below (every reading of the clock shows in a spinning driver).
     const TimePoint now = busy || service ? clock_.now() : start;
+    last_full_turn_ = now;
     if (service) {
         service_due_ = false;
         last_service_ = now;
@@ -115,14 +123,18 @@ bool Engine::service_input_waiting() {
 // A spinning driver's turn would otherwise cost a failing recv() per rail
 // (a rail of each direction per link): one poll() covers them all, and a
 // rail silent for a while is looked at only now and then (quiet_rail_look.h).
-void Engine::skip_quiet_rails(TimePoint now) {
+bool Engine::skip_quiet_rails(TimePoint now) {
     quiet_fds_.clear();
     quiet_slots_.clear();
+    bool all_idle = true;
     for (auto& [id, conn] : connections_)
         for (auto& slot : conn->rails) {
             slot.quiet = false;
             const Rail& rail = *slot.rail.rail;
-            if (rail.wait_fd() < 0 || !rail.idle_unless_readable(now)) continue;
+            if (rail.wait_fd() < 0 || !rail.idle_unless_readable(now)) {
+                all_idle = false;
+                continue;
+            }
             if (!quiet_rail_due({slot.inflight_ops > 0, rail.silent_for(now), now - slot.quiet_look})) {
                 slot.quiet = true;
                 continue;
@@ -131,9 +143,27 @@ void Engine::skip_quiet_rails(TimePoint now) {
             quiet_fds_.push_back({rail.wait_fd(), POLLIN, 0});
             quiet_slots_.push_back(&slot);
         }
-    if (quiet_fds_.size() < 2) return;  // one recv() costs no more than the poll()
-    if (::poll(quiet_fds_.data(), quiet_fds_.size(), 0) < 0) return;  // progressed as usual
-    for (std::size_t i = 0; i < quiet_fds_.size(); ++i) quiet_slots_[i]->quiet = quiet_fds_[i].revents == 0;
+    // One recv() costs no more than the poll(); a turn that may end early
+    // needs the poll's answer for its only rail too.
+    if (quiet_fds_.empty() || (quiet_fds_.size() < 2 && !all_idle)) return all_idle && quiet_fds_.empty();
+    if (::poll(quiet_fds_.data(), quiet_fds_.size(), 0) < 0) return false;  // progressed as usual
+    bool all_quiet = all_idle;
+    for (std::size_t i = 0; i < quiet_fds_.size(); ++i) {
+        quiet_slots_[i]->quiet = quiet_fds_[i].revents == 0;
+        all_quiet = all_quiet && quiet_slots_[i]->quiet;
+    }
+    return all_quiet;
+}
+
+bool Engine::work_waits_for_turn() const {
+    if (!deferred_.empty() || !qos_->empty() || stats_stale_ || !turn_completions_.empty()) return true;
+    for (const auto& [id, conn] : connections_) {
+        if (!conn->parked.empty() || !conn->atomics.waiting.empty() || !conn->atomic_replays.empty()) return true;
+        for (const auto& slot : conn->rails)
+            for (const auto& level : slot.held)
+                if (!level.empty()) return true;
+    }
+    return false;
 }
 
 void Engine::start_submitted() {

@@ -63,7 +63,9 @@ public:
     template <typename MayStart>
     std::optional<QueuedRequest> pop_if(MayStart&& may_start);
 
-    bool empty() const { return size() == 0; }
+    bool empty() const {  // asked on every turn: no counting
+        return std::all_of(queues_.begin(), queues_.end(), [](const auto& q) { return q.empty(); });
+    }
     std::size_t size() const;
     std::size_t size(Priority level) const { return queues_[static_cast<std::size_t>(level)].size(); }
     std::uint64_t promotions() const { return promotions_; }

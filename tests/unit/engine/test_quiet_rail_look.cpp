@@ -1,8 +1,9 @@
 // How often a spinning driver reads a rail that only arriving bytes give
-// work (engine/quiet_rail_look.h): the decision, then two engines over TCP
-// rails only, where the receiver's application spins in poll() through a
-// silence and must get each message that follows it, every byte checked,
-// soon. Were the silent rails never read again, a message would wait for
+// work, and when its turn ends after that look (engine/quiet_rail_look.h):
+// the decisions, then two engines over TCP rails only, where the
+// receiver's application spins in poll() through a silence (its turns
+// ending after the look) and must get each message that follows it, every
+// byte checked, soon. Were the silent rails never read again, a message would wait for
 // the rail's next own timer (the kernel counters' sample, every 250 ms;
 // the test keeps heartbeats out of the way): most rounds would take over
 // 100 ms, where a look every kQuietLookInterval takes well under.
@@ -32,6 +33,21 @@ Test(quiet_rail_look, a_silent_rail_is_read_now_and_then_a_busy_one_every_turn) 
     // The bound on a message's extra wait is far below a TCP round trip's
     // worth of turns being skipped for long.
     cr_expect_lt(kQuietLookInterval, kRecentArrival);
+}
+
+Test(quiet_rail_look, a_turn_ends_after_its_look_only_when_nothing_else_moves) {
+    const TurnLook idle{.rails_quiet = true, .found_work = false, .work_waits = false, .since_full_turn = 0ns};
+    cr_expect(turn_ends_after_look(idle));
+    cr_expect(turn_ends_after_look({.rails_quiet = true, .since_full_turn = kFullTurnInterval - 1ns}));
+    // A rail to read, new work, or work only a turn moves: the whole turn.
+    cr_expect_not(turn_ends_after_look({.rails_quiet = false, .since_full_turn = 0ns}));
+    cr_expect_not(turn_ends_after_look({.rails_quiet = true, .found_work = true, .since_full_turn = 0ns}));
+    cr_expect_not(turn_ends_after_look({.rails_quiet = true, .work_waits = true, .since_full_turn = 0ns}));
+    // Rail care and timers run at least every kFullTurnInterval.
+    cr_expect_not(turn_ends_after_look({.rails_quiet = true, .since_full_turn = kFullTurnInterval}));
+    cr_expect_not(turn_ends_after_look({.rails_quiet = true, .since_full_turn = 1s}));
+    // Far below the quickest of the timers it serves.
+    cr_expect_lt(kFullTurnInterval, kRecentArrival);
 }
 
 Test(quiet_rail_look, a_message_after_a_silence_reaches_a_receiver_spinning_in_poll, .timeout = 60) {
