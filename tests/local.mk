@@ -34,6 +34,7 @@ CRITERION_TESTS = \
 	tests/unit/common/test_deferred_signals \
 	tests/unit/common/test_rate_limiter \
 	tests/unit/common/test_log \
+	tests/unit/common/test_node_spares \
 	tests/unit/topology/test_topology \
 	tests/unit/topology/test_show_topology \
 	tests/unit/policy/test_policy_rule \
@@ -128,6 +129,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_departed_rail \
 	tests/unit/engine/test_connection_pairing \
 	tests/unit/engine/test_quiet_rail_look \
+	tests/unit/engine/test_op_pool \
 	tests/unit/engine/test_peer_goodbye \
 	tests/unit/engine/test_engine_stranger \
 	tests/unit/engine/test_auth_mismatch \

@@ -5,7 +5,7 @@ libtentcore_la_SOURCES += \
 	src/common/knobs.def src/common/knob_table.h src/common/knob_table.cpp \
 	src/common/rate_limiter.h src/common/rate_limiter.cpp \
 	src/common/text.h src/common/text.cpp \
-	src/common/unique_fd.h src/common/signal_free_thread.h \
+	src/common/unique_fd.h src/common/signal_free_thread.h src/common/node_spares.h src/common/sanitizers.h \
 	src/common/async_signals.h src/common/async_signals.cpp \
 	src/common/deferred_signals.h src/common/deferred_signals.cpp \
 	src/common/log.h src/common/log.cpp

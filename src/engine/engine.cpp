@@ -235,7 +235,7 @@ Status Engine::post_one_sided(OpType type, PeerId peer, void* local, std::uint64
     if (length > 0 && local == nullptr) return Status(Code::InvalidArgument, "null local buffer");
     if (length > 0 && !registry_.find_local(local, length))
         return Status(Code::InvalidArgument, "local buffer is not inside a registered region");
-    auto op = std::make_unique<Op>();
+    auto op = op_pool_.take();
     op->type = type;
     op->peer = peer;
     op->options = options;
@@ -270,7 +270,7 @@ Status Engine::post_atomic(PeerId peer, const AtomicRequest& request, void* resu
     if (!handle) return handle.status();
     if (!registry_.find_local(result, 8))
         return Status(Code::InvalidArgument, "atomic result buffer is not inside a registered region");
-    auto op = std::make_unique<Op>();
+    auto op = op_pool_.take();
     op->type = OpType::Atomic;
     op->peer = peer;
     op->options = options;
@@ -285,7 +285,7 @@ Status Engine::post_atomic(PeerId peer, const AtomicRequest& request, void* resu
 
 Status Engine::post_send(PeerId peer, const void* data, std::uint64_t length, const PostOptions& options) {
     if (length > 0 && data == nullptr) return Status(Code::InvalidArgument, "null send buffer");
-    auto op = std::make_unique<Op>();
+    auto op = op_pool_.take();
     op->type = OpType::Send;
     op->peer = peer;
     op->options = options;

@@ -69,6 +69,8 @@
 #include "engine/engine_params.h"
 #include "engine/engine_types.h"
 #include "engine/memory_registry.h"
+#include "engine/op_pool.h"
+#include "common/node_spares.h"
 #include "engine/watched_time.h"
 #include "common/unique_fd.h"
 #include "metrics/process_stats.h"
@@ -473,6 +475,8 @@ private:
         std::vector<std::uint64_t> max_op;
     } plan_scratch_;
     std::map<std::uint64_t, std::unique_ptr<Op>> ops_;
+    NodeSpares<decltype(ops_)> ops_nodes_;
+    OpPool op_pool_;  // post_*() take records from it, finish_op() gives them back
     struct Inflight {
         std::uint64_t op;  // 0: a probe
         std::size_t chunk;
@@ -482,6 +486,7 @@ private:
         PeerId peer;        // whose rail: dropped when its connection is released
     };
     std::map<std::uint64_t, Inflight> inflight_;  // by rail cookie
+    NodeSpares<decltype(inflight_)> inflight_nodes_;
     std::vector<RailCompletion> drain_spare_;     // drain_rail()'s reused storage
     std::uint64_t next_cookie_ = 1;
     std::deque<std::pair<std::uint64_t, std::size_t>> deferred_;  // (op, chunk) refused with Busy

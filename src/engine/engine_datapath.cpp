@@ -360,7 +360,7 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
         note_atomic_sent(piece.atomic_path, piece.atomic);
     }
     const bool watched = op.type != OpType::Send;
-    inflight_[r.cookie] = Inflight{op.id, index, chunk.length, watched, level, conn.id};
+    inflight_nodes_.assign(inflight_, r.cookie, Inflight{op.id, index, chunk.length, watched, level, conn.id});
     slot.solo_cookie = slot.inflight_ops == 0 ? r.cookie : 0;
     ++op.outstanding;
     slot.delivery.posted(now);
@@ -377,7 +377,7 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
     auto it = inflight_.find(c.cookie);
     if (it == inflight_.end()) return;
     Inflight f = it->second;
-    inflight_.erase(it);
+    inflight_nodes_.erase(inflight_, it);
     RailSlot& slot = conn.rails[rail];
     const TimePoint now = clock_.now();
     if (slot.inflight_ops) --slot.inflight_ops;
@@ -562,7 +562,7 @@ void Engine::finish_op(std::uint64_t op_id) {
     auto it = ops_.find(op_id);
     if (it == ops_.end()) return;
     std::unique_ptr<Op> op = std::move(it->second);
-    ops_.erase(it);
+    ops_nodes_.erase(ops_, it);
     const TimePoint now = clock_.now();
     priority_activity_.finished(op->options.priority, now);
     if (auto conn = connections_.find(op->peer); conn != connections_.end()) {
@@ -572,6 +572,7 @@ void Engine::finish_op(std::uint64_t op_id) {
     }
     EngineCompletion c{op->options.cookie, op->type, op->error, op->error.is_ok() ? op->length : 0, op->peer};
     push_completion(std::move(c));
+    op_pool_.give_back(std::move(op));
 }
 
 void Engine::on_message(Connection& conn, const RailMessage& message) {

@@ -204,7 +204,8 @@ void Engine::start_ops(std::deque<std::unique_ptr<Op>>& submitted) {
     for (auto& op : submitted) {
         qos_->push(op->id, op->options.priority);
         priority_activity_.started(op->options.priority);
-        ops_[op->id] = std::move(op);
+        const std::uint64_t id = op->id;
+        ops_nodes_.assign(ops_, id, std::move(op));
     }
     if (slots_) publish_pending();  // also what finished since the last turn
     if (qos_->empty()) return;

@@ -11,7 +11,7 @@ libtentcore_la_SOURCES += \
 	src/engine/connection_pairing.h src/engine/connection_pairing.cpp \
 	src/engine/quiet_rail_look.h src/engine/quiet_rail_look.cpp \
 	src/engine/engine_types.h src/engine/engine_params.h src/engine/engine_params.cpp \
-	src/engine/connection.h src/engine/op.h \
+	src/engine/connection.h src/engine/op.h src/engine/op_pool.h src/engine/op_pool.cpp \
 	src/engine/engine.h src/engine/engine.cpp src/engine/engine_connect.cpp \
 	src/engine/engine_progress.cpp src/engine/engine_drive.cpp src/engine/engine_datapath.cpp \
 	src/engine/engine_failover.cpp src/engine/engine_rail_care.cpp src/engine/engine_control.cpp \

@@ -87,6 +87,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/node_spares.h"
 #include "common/status.h"
 #include "transport/rail.h"
 #include "transport/region_use_lock.h"
@@ -294,6 +295,7 @@ private:
     std::uint64_t next_nonce_ = 1;
     std::uint64_t next_order_ = 0;
     std::map<std::uint64_t, Pending> pending_; // by sequence number (Write, Read, Send, atomics)
+    NodeSpares<decltype(pending_)> pending_nodes_;
     std::map<std::uint64_t, Pending> probes_;  // by nonce
     std::vector<RailCompletion> ready_;        // handed out by the next progress()
 

@@ -60,7 +60,7 @@ bool TcpRail::handle_ack(const wire::Frame& f, const wire::Ack& a) {
                             describe(it->second) + " failed at the peer: " + wire::wire_status_name(a.status)));
         else
             complete(it->second, RailOutcome::Success, Status::ok());
-        it = pending_.erase(it);
+        it = pending_nodes_.erase(pending_, it);
     }
     return true;
 }
@@ -78,7 +78,7 @@ bool TcpRail::handle_nack(const wire::Frame& f, const wire::Nack& n) {
         complete(it->second, outcome_of(n.error),
                  Status(wire::wire_status_code(n.error),
                         describe(it->second) + " refused by the peer: " + wire::wire_status_name(n.error)));
-    pending_.erase(it);
+    pending_nodes_.erase(pending_, it);
     return true;
 }
 
@@ -96,7 +96,7 @@ bool TcpRail::handle_read_response(const wire::Frame& f, const wire::ReadRespons
     }
     if (r.status != wire::WireStatus::Ok) {
         const Pending done = p;
-        pending_.erase(it);
+        pending_nodes_.erase(pending_, it);
         complete(done, outcome_of(r.status),
                  Status(wire::wire_status_code(r.status),
                         describe(done) + " refused by the peer: " + wire::wire_status_name(r.status)));
@@ -135,7 +135,7 @@ bool TcpRail::handle_atomic_response(const wire::Frame& f, const wire::AtomicRes
         return false;
     }
     const Pending p = it->second;
-    pending_.erase(it);
+    pending_nodes_.erase(pending_, it);
     if (r.status != wire::WireStatus::Ok) {
         complete(p, outcome_of(r.status),
                  Status(wire::wire_status_code(r.status),

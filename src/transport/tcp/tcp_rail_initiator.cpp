@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -58,10 +59,9 @@ Status TcpRail::post(const RailOp& op) {
         break;
     case RailOpcode::Send: {
         // The header travels in front of the payload: u16 length, bytes.
-        std::vector<std::uint8_t> data(2);
-        data.reserve(2 + op.send_header.size());
+        std::vector<std::uint8_t> data(2 + op.send_header.size());
         store_le(data.data(), static_cast<std::uint16_t>(op.send_header.size()));
-        data.insert(data.end(), op.send_header.begin(), op.send_header.end());
+        std::copy(op.send_header.begin(), op.send_header.end(), data.begin() + 2);
         frame.body = wire::Send{.immediate = std::nullopt, .data = std::move(data)};
         break;
     }
@@ -99,7 +99,7 @@ Status TcpRail::post(const RailOp& op) {
             queue_bytes(std::move(*head), std::span<const std::uint8_t>(bytes, op.length), false,
                         op.opcode == RailOpcode::Write ? op.lkey : 0, next_seq_);
         }
-        pending_.emplace(next_seq_++, p);
+        pending_nodes_.assign(pending_, next_seq_++, p);
     }
     // Start sending now (or at end_posts()); a socket error closes the rail
     // and the op completes (with the error) at the next progress(), so it is
