@@ -122,21 +122,25 @@ Result<std::vector<uint8_t>> encode_frame(const Frame& frame) {
 Result<Frame> decode_frame(std::span<const uint8_t> bytes) {
     auto header = decode_header(bytes);
     if (!header) return header.status();
-    const size_t total = kHeaderSize + header->payload_length;
+    return decode_frame(bytes, *header);
+}
+
+Result<Frame> decode_frame(std::span<const uint8_t> bytes, const FrameHeader& h) {
+    const size_t total = kHeaderSize + h.payload_length;
     if (bytes.size() < total)
         return Status(Code::InvalidArgument, "truncated frame: header announces " +
-                                                 std::to_string(header->payload_length) + " payload bytes, " +
+                                                 std::to_string(h.payload_length) + " payload bytes, " +
                                                  std::to_string(bytes.size() - kHeaderSize) + " present");
     if (bytes.size() > total)
         return Status(Code::InvalidArgument,
                       "trailing garbage: " + std::to_string(bytes.size() - total) + " bytes after the frame");
-    auto body = decode_body_of(header->type, bytes.subspan(kHeaderSize, header->payload_length));
+    auto body = decode_body_of(h.type, bytes.subspan(kHeaderSize, h.payload_length));
     if (!body) return body.status();
     Frame f;
-    f.flags = header->flags;
-    f.rail_id = header->rail_id;
-    f.connection_id = header->connection_id;
-    f.seq = header->seq;
+    f.flags = h.flags;
+    f.rail_id = h.rail_id;
+    f.connection_id = h.connection_id;
+    f.seq = h.seq;
     f.body = std::move(body).value();
     return f;
 }

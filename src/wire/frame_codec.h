@@ -18,6 +18,7 @@
 
 #include "common/status.h"
 #include "wire/frame.h"
+#include "wire/frame_header.h"
 
 namespace tent::wire {
 
@@ -28,6 +29,9 @@ Result<std::vector<uint8_t>> encode_frame(const Frame& frame);
 
 // Decodes bytes, which must hold exactly one frame.
 Result<Frame> decode_frame(std::span<const uint8_t> bytes);
+// The same for a frame whose header scan_frame() has decoded and checked
+// (FrameScan::header): a stream reader decodes each header once.
+Result<Frame> decode_frame(std::span<const uint8_t> bytes, const FrameHeader& header);
 
 // The checks encode_frame applies before writing anything.
 Status validate_frame(const Frame& frame);

@@ -33,6 +33,7 @@ FrameScan scan_frame(std::span<const uint8_t> buffered) {
     }
     scan.state = ScanState::Complete;
     scan.bytes = total;
+    scan.header = *header;
     return scan;
 }
 

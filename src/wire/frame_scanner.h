@@ -6,7 +6,7 @@
 //
 //   auto scan = scan_frame(buffered);
 //   if (scan.state == ScanState::Complete) {
-//       auto frame = decode_frame(std::span(buffered).first(scan.bytes));
+//       auto frame = decode_frame(std::span(buffered).first(scan.bytes), scan.header);
 //       ...; consume scan.bytes;
 //   } else if (scan.state == ScanState::NeedMore) { read at least scan.bytes more; }
 //   else { close the rail: scan.error says why; }
@@ -17,6 +17,7 @@
 #include <span>
 
 #include "common/status.h"
+#include "wire/frame_header.h"
 
 namespace tent::wire {
 
@@ -30,6 +31,7 @@ struct FrameScan {
     ScanState state = ScanState::NeedMore;
     size_t bytes = 0;
     Status error;
+    FrameHeader header;  // Complete: the frame's header, checked (decode_frame takes it)
 };
 
 FrameScan scan_frame(std::span<const uint8_t> buffered);

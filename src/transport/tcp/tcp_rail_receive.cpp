@@ -109,7 +109,7 @@ bool TcpRail::frame_buffered(const std::function<void(const RailMessage&)>& on_m
             rx_begin_ += scan.bytes;
             continue;
         }
-        auto frame = wire::decode_frame(buffered.first(scan.bytes));
+        auto frame = wire::decode_frame(buffered.first(scan.bytes), scan.header);
         rx_begin_ += scan.bytes;
         if (!frame) {
             reject_frame(frame.status().message());

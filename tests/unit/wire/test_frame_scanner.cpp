@@ -1,7 +1,8 @@
 // The stream scanner frames a TCP byte stream: whatever the chunking of the
 // bytes, every frame comes out whole and in order, and a corrupt or hostile
 // stream is refused as soon as its header shows it, never after buffering
-// what it announces.
+// what it announces. A complete frame's header comes with the scan, and
+// decoding the frame with it equals decoding it from scratch.
 #include <criterion/criterion.h>
 
 #include <span>
@@ -33,8 +34,15 @@ std::vector<Frame> reassemble(const std::vector<uint8_t>& stream, size_t chunk) 
         auto scan = scan_frame(buffered);
         cr_assert_neq(scan.state, ScanState::Error, "%s", scan.error.to_string().c_str());
         if (scan.state == ScanState::Complete) {
-            auto f = decode_frame(std::span<const uint8_t>(buffered).first(scan.bytes));
+            const auto bytes = std::span<const uint8_t>(buffered).first(scan.bytes);
+            // The header the scan decoded is the frame's: decoding with it
+            // (as a TCP rail does) gives what decoding from scratch gives.
+            auto f = decode_frame(bytes, scan.header);
             cr_assert(f.is_ok(), "%s", f.status().to_string().c_str());
+            auto again = decode_frame(bytes);
+            cr_assert(again.is_ok(), "%s", again.status().to_string().c_str());
+            cr_expect(*f == *again);
+            cr_expect_eq(scan.header.payload_length + kHeaderSize, scan.bytes);
             out.push_back(std::move(f).value());
             buffered.erase(buffered.begin(), buffered.begin() + scan.bytes);
             continue;
