@@ -512,7 +512,7 @@ private:
     std::atomic<bool> service_due_{true};
     TimePoint last_service_{};
     TimePoint last_monitor_tick_{};
-    TimePoint last_full_turn_{};  // turn_ends_after_look() (quiet_rail_look.h)
+    TimePoint last_care_{};  // rail care and timers last ran (quiet_rail_look.h, kCareInterval)
     TimePoint last_busy_{};  // last turn that found work (progress_spin)
     // What the deadlines judging a peer run on (watched_time.h); a running
     // driver turns at least every kLongestSleepMs (100 ms): a longer step

@@ -59,7 +59,7 @@ bool Engine::progress_once() {
     if (turn_ends_after_look({.rails_quiet = all_quiet,
                               .found_work = busy || service || recvs_changed,
                               .work_waits = all_quiet && work_waits_for_turn(),
-                              .since_full_turn = start - last_full_turn_})) {
+                              .since_care = start - last_care_})) {
         publish_turn(false);
         return false;
     }
@@ -87,25 +87,30 @@ bool Engine::progress_once() {
     // A turn that found nothing took a microsecond: its start serves the
     // timers below (every reading of the clock shows in a spinning driver).
     const TimePoint now = busy || service ? clock_.now() : start;
-    last_full_turn_ = now;
     if (service) {
         service_due_ = false;
         last_service_ = now;
     }
-    // Cooldown expiry and the slow-rail verdict (a median per rail) need
-    // not run on every loop of a busy thread.
-    if (now - last_monitor_tick_ >= kServiceInterval) {
-        monitor_->tick(now);
-        last_monitor_tick_ = now;
-    }
-    const std::vector<RailId> due = monitor_->due_probes(now);
-    for (auto& [id, conn] : connections_) {
-        if (conn->unreachable) continue;
-        care_for_rails(*conn, due, now);
-        expire_syncs(*conn, now);
+    // Rail care and the timers work in milliseconds: on a service turn,
+    // else at most every kCareInterval (quiet_rail_look.h), so that a turn
+    // that found a message hands it over sooner.
+    if (service || now - last_care_ >= kCareInterval) {
+        last_care_ = now;
+        // Cooldown expiry and the slow-rail verdict (a median per rail)
+        // need not run on every loop of a busy thread.
+        if (now - last_monitor_tick_ >= kServiceInterval) {
+            monitor_->tick(now);
+            last_monitor_tick_ = now;
+        }
+        const std::vector<RailId> due = monitor_->due_probes(now);
+        for (auto& [id, conn] : connections_) {
+            if (conn->unreachable) continue;
+            care_for_rails(*conn, due, now);
+            expire_syncs(*conn, now);
+        }
+        if (stats_publisher_) publish_stats(now);
     }
     publish_turn(busy || recvs_changed);
-    if (stats_publisher_) publish_stats(now);
     if (busy) last_busy_ = now;  // progress_spin counts from here
     return busy;
 }

@@ -7,7 +7,7 @@ bool quiet_rail_due(const QuietRailView& rail) {
 }
 
 bool turn_ends_after_look(const TurnLook& turn) {
-    return turn.rails_quiet && !turn.found_work && !turn.work_waits && turn.since_full_turn < kFullTurnInterval;
+    return turn.rails_quiet && !turn.found_work && !turn.work_waits && turn.since_care < kCareInterval;
 }
 
 } // namespace tent

@@ -33,16 +33,17 @@ bool quiet_rail_due(const QuietRailView& rail);
 // the look itself, and half of a spinning driver's turn is what an
 // arriving message waits on average before it is read (8 B NetPIPE over
 // btl tent on two TCP rails: three fifths of an idle turn's instructions
-// were that rest). The whole turn still runs at least every
-// kFullTurnInterval, far below any of its timers (rail care and probes
-// work in milliseconds).
-inline constexpr Duration kFullTurnInterval = std::chrono::microseconds(50);
+// were that rest). Rail care and the timers (probes, silence limits,
+// re-arming, cooldowns: all in milliseconds) run at least every
+// kCareInterval, and not more often on a busy driver: a turn that found a
+// message hands it over without them.
+inline constexpr Duration kCareInterval = std::chrono::microseconds(50);
 
 struct TurnLook {
     bool rails_quiet = false;  // every rail idle and none readable
     bool found_work = false;   // new requests or connections, a service turn, receives changed
     bool work_waits = false;   // held, parked, deferred or queued requests, atomics, completions or stats to publish
-    Duration since_full_turn{};
+    Duration since_care{};     // since rail care and the timers last ran
 };
 
 // Whether the turn ends after its look at the rails.

@@ -36,18 +36,18 @@ Test(quiet_rail_look, a_silent_rail_is_read_now_and_then_a_busy_one_every_turn) 
 }
 
 Test(quiet_rail_look, a_turn_ends_after_its_look_only_when_nothing_else_moves) {
-    const TurnLook idle{.rails_quiet = true, .found_work = false, .work_waits = false, .since_full_turn = 0ns};
+    const TurnLook idle{.rails_quiet = true, .found_work = false, .work_waits = false, .since_care = 0ns};
     cr_expect(turn_ends_after_look(idle));
-    cr_expect(turn_ends_after_look({.rails_quiet = true, .since_full_turn = kFullTurnInterval - 1ns}));
+    cr_expect(turn_ends_after_look({.rails_quiet = true, .since_care = kCareInterval - 1ns}));
     // A rail to read, new work, or work only a turn moves: the whole turn.
-    cr_expect_not(turn_ends_after_look({.rails_quiet = false, .since_full_turn = 0ns}));
-    cr_expect_not(turn_ends_after_look({.rails_quiet = true, .found_work = true, .since_full_turn = 0ns}));
-    cr_expect_not(turn_ends_after_look({.rails_quiet = true, .work_waits = true, .since_full_turn = 0ns}));
-    // Rail care and timers run at least every kFullTurnInterval.
-    cr_expect_not(turn_ends_after_look({.rails_quiet = true, .since_full_turn = kFullTurnInterval}));
-    cr_expect_not(turn_ends_after_look({.rails_quiet = true, .since_full_turn = 1s}));
+    cr_expect_not(turn_ends_after_look({.rails_quiet = false, .since_care = 0ns}));
+    cr_expect_not(turn_ends_after_look({.rails_quiet = true, .found_work = true, .since_care = 0ns}));
+    cr_expect_not(turn_ends_after_look({.rails_quiet = true, .work_waits = true, .since_care = 0ns}));
+    // Rail care and the timers run at least every kCareInterval.
+    cr_expect_not(turn_ends_after_look({.rails_quiet = true, .since_care = kCareInterval}));
+    cr_expect_not(turn_ends_after_look({.rails_quiet = true, .since_care = 1s}));
     // Far below the quickest of the timers it serves.
-    cr_expect_lt(kFullTurnInterval, kRecentArrival);
+    cr_expect_lt(kCareInterval, kRecentArrival);
 }
 
 Test(quiet_rail_look, a_message_after_a_silence_reaches_a_receiver_spinning_in_poll, .timeout = 60) {
