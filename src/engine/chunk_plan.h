@@ -1,8 +1,9 @@
 // How one one-sided transfer is cut into rail operations: a transfer longer
 // than striping_threshold is striped over the usable rails with the
 // DeviceSelector's shares (bandwidth, backlog, health); a shorter one goes
-// whole to the rail pick() chooses. Every share is then cut into pieces of at
-// most chunk_size and the rail's max_op_length.
+// whole to the rail pick() chooses. Every share is then cut into pieces of
+// one size, at most chunk_size and the rail's max_op_length, and the rails'
+// pieces are listed in turns (the first of each rail, then the second, ...).
 //
 // The piece that ends the transfer comes last in the plan, and of a striped
 // transfer it holds at most the final kFinalPieceBytes: the engine posts a

@@ -1,6 +1,7 @@
 // plan_chunks: small transfers go whole to one rail, large ones are striped
-// over every usable rail in pieces no larger than chunk_size, the plan covers
-// the transfer exactly, and the chunk ending the transfer comes last.
+// over every usable rail in pieces no larger than chunk_size, of one size
+// on each rail and posted rail by rail in turns; the plan covers the
+// transfer exactly, and the chunk ending the transfer comes last.
 #include <criterion/criterion.h>
 
 #include <algorithm>
@@ -103,4 +104,32 @@ Test(chunk_plan, striped_transfer_ends_with_a_small_final_piece) {
     auto whole = plan_chunks(sel, rails, max_op, 100 * 1024, {256 * 1024, 1 << 20, -1, 0});
     cr_assert_eq(whole.size(), 1u);
     cr_expect_eq(whole[0].length, 100u * 1024);
+}
+
+Test(chunk_plan, a_share_is_cut_evenly_and_the_rails_take_turns) {
+    auto sel = selector();
+    std::vector<RailView> rails{{0}, {1}};
+    std::vector<std::uint64_t> max_op(2, 1 << 20);
+    // 8.5 MiB over two rails: 4.25 MiB each, which whole pieces of 1 MiB
+    // would cut into four and a remainder of 256 KiB.
+    const std::uint64_t len = (8u << 20) + (512u << 10);
+    auto plan = plan_chunks(sel, rails, max_op, len, {256 * 1024, 1 << 20, -1, 0});
+    expect_exact_cover(plan, len);
+    // Every rail's pieces (the transfer's final piece aside) are of about
+    // one size: none under half of the rail's largest.
+    for (std::size_t rail = 0; rail < rails.size(); ++rail) {
+        std::uint64_t largest = 0, smallest = ~std::uint64_t{0};
+        for (std::size_t i = 0; i + 1 < plan.size(); ++i)
+            if (plan[i].rail == rail) {
+                largest = std::max(largest, plan[i].length);
+                smallest = std::min(smallest, plan[i].length);
+            }
+        cr_assert_gt(largest, 0u, "rail %zu got nothing", rail);
+        cr_expect_leq(largest, 1u << 20);
+        cr_expect_geq(2 * smallest, largest, "rail %zu: a piece of %llu beside one of %llu", rail,
+                      (unsigned long long)smallest, (unsigned long long)largest);
+    }
+    // Posted in turns: the rails alternate, so that both start at once.
+    for (std::size_t i = 0; i + 2 < plan.size(); ++i)
+        cr_expect_neq(plan[i].rail, plan[i + 1].rail, "pieces %zu and %zu go to the same rail", i, i + 1);
 }
