@@ -32,31 +32,6 @@ void cut(std::vector<PlannedChunk>& out, std::size_t rail, std::uint64_t offset,
     }
 }
 
-// The rails' pieces in turns (the first of each rail, then the second of
-// each, ...), so that every rail has work from the first posts on: posted
-// rail after rail, the second of two simulated HCAs had its first piece
-// complete about a millisecond after the first's, and its share read
-// slower for it.
-std::vector<PlannedChunk> in_turns(const std::vector<PlannedChunk>& by_rail) {
-    std::vector<std::vector<PlannedChunk>> lanes;
-    std::vector<std::size_t> lane_of_rail;
-    for (const auto& c : by_rail) {
-        auto at = std::find(lane_of_rail.begin(), lane_of_rail.end(), c.rail);
-        if (at == lane_of_rail.end()) {
-            lane_of_rail.push_back(c.rail);
-            lanes.emplace_back();
-            at = lane_of_rail.end() - 1;
-        }
-        lanes[static_cast<std::size_t>(at - lane_of_rail.begin())].push_back(c);
-    }
-    std::vector<PlannedChunk> out;
-    out.reserve(by_rail.size());
-    for (std::size_t turn = 0; out.size() < by_rail.size(); ++turn)
-        for (const auto& lane : lanes)
-            if (turn < lane.size()) out.push_back(lane[turn]);
-    return out;
-}
-
 } // namespace
 
 std::vector<PlannedChunk> plan_chunks(DeviceSelector& selector, std::span<const RailView> rails,
@@ -75,9 +50,21 @@ std::vector<PlannedChunk> plan_chunks(DeviceSelector& selector, std::span<const 
         if (!rail) return out;
         cut(out, *rail, 0, length, piece_for(*rail));
     } else {
-        for (const StripeShare& s : selector.stripe(rails, mask, params.caller_numa, length))
-            cut(out, s.rail, s.offset, s.length, piece_for(s.rail));
-        out = in_turns(out);
+        // Each share's pieces, then the rails' pieces in turns (the first of
+        // each rail, then the second of each, ...), so that every rail has
+        // work from the first posts on: posted rail after rail, the second of
+        // two simulated HCAs had its first piece complete about a millisecond
+        // after the first's, and its share read slower for it.
+        std::vector<std::vector<PlannedChunk>> lanes;
+        std::size_t pieces = 0;
+        for (const StripeShare& s : selector.stripe(rails, mask, params.caller_numa, length)) {
+            cut(lanes.emplace_back(), s.rail, s.offset, s.length, piece_for(s.rail));
+            pieces += lanes.back().size();
+        }
+        out.reserve(pieces);
+        for (std::size_t turn = 0; out.size() < pieces; ++turn)
+            for (const auto& lane : lanes)
+                if (turn < lane.size()) out.push_back(lane[turn]);
     }
     // Final bytes last: move the chunk that ends the transfer to the back.
     auto last = std::find_if(out.begin(), out.end(), [&](const PlannedChunk& c) { return c.offset + c.length == length; });
