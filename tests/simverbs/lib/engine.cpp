@@ -373,15 +373,15 @@ Link* Engine::out_link(Port* port, uint32_t remote_ip) {
   return raw;
 }
 
-uint64_t Engine::send(Link* l, const PktPtr& pkt) {
+uint64_t Engine::send(Link* l, const PktPtr& pkt, uint64_t ready_ns) {
   PktHdr* h = hdr_of(pkt);
   Port* port = l->port;
   h->src_ip = port->ip;
   uint64_t now = now_ns();
-  uint64_t at = now;
+  uint64_t at = ready_ns != 0 && ready_ns < now ? ready_ns : now;
   if (settings.rate_gbps > 0) {
     std::lock_guard<std::mutex> g(port->mu);
-    uint64_t start = std::max(now, port->next_free_ns);
+    uint64_t start = std::max(at, port->next_free_ns);
     port->next_free_ns = start + uint64_t(double(pkt->size()) * 8.0 / settings.rate_gbps);
     at = port->next_free_ns;
   }

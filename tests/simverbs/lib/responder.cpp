@@ -51,12 +51,12 @@ void reply(Link* link, Qp* qp, const PktHdr* req, PktType type, Nak nak = Nak::k
   h->nak = nak;
   h->min_rnr_timer = qp->attr.min_rnr_timer;
   if (out) *out = p;
-  else if (!(qp->acks_lost && psn_ge(req->psn, qp->acks_lost_from))) Engine::get()->send(link, p);
+  else if (!(qp->acks_lost && psn_ge(req->psn, qp->acks_lost_from))) Engine::get()->send(link, p, req->deliver_at_ns);
 }
 
 // Responses built by the caller go out here, unless the ack-loss fault ate them.
 void send_response(Link* link, Qp* qp, const PktHdr* req, const PktPtr& p) {
-  if (!(qp->acks_lost && psn_ge(req->psn, qp->acks_lost_from))) Engine::get()->send(link, p);
+  if (!(qp->acks_lost && psn_ge(req->psn, qp->acks_lost_from))) Engine::get()->send(link, p, req->deliver_at_ns);
 }
 
 bool take_recv(Qp* qp, RecvWr* out) {

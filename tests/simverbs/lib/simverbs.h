@@ -293,7 +293,10 @@ class Engine {
   Link* out_link(Port* port, uint32_t remote_ip);
   // Stamp the delivery time (rate cap + delay) and queue on the link.
   // Returns when the packet has left the port (later than now when capped).
-  uint64_t send(Link* link, const PktPtr& pkt);
+  // An answer passes the time its request arrived (ready_ns): an adapter
+  // starts answering then, whenever this process's threads get to it, so
+  // one port's answers do not wait for another's to be built and written.
+  uint64_t send(Link* link, const PktPtr& pkt, uint64_t ready_ns = 0);
   // While one is open on a thread, send() only queues and the socket writes
   // happen when it closes: post_send opens one before taking the QP's mutex,
   // so the progress thread (which needs that mutex to take ACKs) does not
