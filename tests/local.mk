@@ -35,6 +35,8 @@ CRITERION_TESTS = \
 	tests/unit/common/test_rate_limiter \
 	tests/unit/common/test_log \
 	tests/unit/common/test_node_spares \
+	tests/unit/common/test_random_reserve \
+	tests/unit/common/test_crypto \
 	tests/unit/topology/test_topology \
 	tests/unit/topology/test_show_topology \
 	tests/unit/policy/test_policy_rule \
@@ -102,6 +104,7 @@ CRITERION_TESTS = \
 	tests/unit/tcp/test_atomic_ledger \
 	tests/unit/tcp/test_rail_token_book \
 	tests/unit/tcp/test_auth_gate \
+	tests/unit/tcp/test_auth_prover \
 	tests/engine/test_tcp_two_process \
 	tests/unit/verbs/test_wc_outcome \
 	tests/unit/verbs/test_async_event \

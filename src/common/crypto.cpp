@@ -1,6 +1,5 @@
 #include "common/crypto.h"
 
-#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -8,8 +7,12 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <vector>
+
+#include "common/random_reserve.h"
 
 namespace tent {
 
@@ -42,49 +45,84 @@ Result<Mac> one_shot_hmac(std::span<const std::uint8_t> key,
 } // namespace
 
 struct HmacKey::Prepared {
-    EVP_MAC* mac = nullptr;
-    EVP_MAC_CTX* ctx = nullptr;  // keyed; only copied after construction
+    EVP_MD* sha256 = nullptr;
+    EVP_MD_CTX* inner = nullptr;  // SHA-256 after the key XOR ipad; only copied after construction
+    EVP_MD_CTX* outer = nullptr;  // after the key XOR opad
     ~Prepared() {
-        EVP_MAC_CTX_free(ctx);
-        EVP_MAC_free(mac);
+        EVP_MD_CTX_free(inner);  // OpenSSL wipes the states as it frees them
+        EVP_MD_CTX_free(outer);
+        EVP_MD_free(sha256);
     }
 };
+
+namespace {
+
+constexpr std::size_t kSha256Block = 64;
+
+using DigestCtx = std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)>;
+
+// A hash state with the key's block XOR pad absorbed.
+EVP_MD_CTX* absorbed_pad(const EVP_MD* sha256, const std::array<std::uint8_t, kSha256Block>& block, std::uint8_t pad) {
+    std::array<std::uint8_t, kSha256Block> padded;
+    for (std::size_t i = 0; i < padded.size(); ++i) padded[i] = block[i] ^ pad;
+    DigestCtx ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+    const bool ok = ctx && EVP_DigestInit_ex(ctx.get(), sha256, nullptr) == 1 &&
+                    EVP_DigestUpdate(ctx.get(), padded.data(), padded.size()) == 1;
+    OPENSSL_cleanse(padded.data(), padded.size());
+    return ok ? ctx.release() : nullptr;
+}
+
+} // namespace
 
 HmacKey::HmacKey(std::span<const std::uint8_t> key) : key_(key.begin(), key.end()) {
     init_openssl();
     auto p = std::make_unique<Prepared>();
-    p->mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-    if (p->mac) p->ctx = EVP_MAC_CTX_new(p->mac);
-    char digest[] = "SHA256";
-    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0), OSSL_PARAM_construct_end()};
-    static const std::uint8_t empty = 0;
-    if (p->ctx && EVP_MAC_init(p->ctx, key_.empty() ? &empty : key_.data(), key_.size(), params) == 1)
-        prepared_ = std::move(p);
+    p->sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    if (!p->sha256) return;
+    // The key as one block: hashed first when longer than a block, then padded with zeros.
+    std::array<std::uint8_t, kSha256Block> block{};
+    unsigned int len = 0;
+    if (key_.size() > block.size()) {
+        if (EVP_Digest(key_.data(), key_.size(), block.data(), &len, p->sha256, nullptr) != 1) return;
+    } else if (!key_.empty()) {
+        std::copy(key_.begin(), key_.end(), block.begin());
+    }
+    p->inner = absorbed_pad(p->sha256, block, 0x36);
+    p->outer = absorbed_pad(p->sha256, block, 0x5c);
+    OPENSSL_cleanse(block.data(), block.size());
+    if (p->inner && p->outer) prepared_ = std::move(p);
 }
 
 HmacKey::~HmacKey() { OPENSSL_cleanse(key_.data(), key_.size()); }
 
 Result<Mac> HmacKey::mac(std::initializer_list<std::span<const std::uint8_t>> parts) const {
     if (!prepared_) return one_shot_hmac(key_, parts);
-    // A copy per MAC: the prepared context stays untouched, so concurrent
-    // callers only ever read it.
-    std::unique_ptr<EVP_MAC_CTX, decltype(&EVP_MAC_CTX_free)> ctx(EVP_MAC_CTX_dup(prepared_->ctx), EVP_MAC_CTX_free);
-    if (!ctx) return Status(Code::SystemError, "HMAC-SHA256 failed in OpenSSL (copying the prepared key)");
+    // Copies per MAC: the prepared states stay untouched, so concurrent
+    // callers only ever read them.
+    const auto failed = [] { return Status(Code::SystemError, "HMAC-SHA256 failed in OpenSSL"); };
+    DigestCtx ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+    if (!ctx || EVP_MD_CTX_copy_ex(ctx.get(), prepared_->inner) != 1) return failed();
     for (auto part : parts)
-        if (!part.empty() && EVP_MAC_update(ctx.get(), part.data(), part.size()) != 1)
-            return Status(Code::SystemError, "HMAC-SHA256 failed in OpenSSL");
+        if (!part.empty() && EVP_DigestUpdate(ctx.get(), part.data(), part.size()) != 1) return failed();
+    Mac inner{};
+    unsigned int len = 0;
+    if (EVP_DigestFinal_ex(ctx.get(), inner.data(), &len) != 1 || len != inner.size()) return failed();
     Mac out{};
-    std::size_t len = 0;
-    if (EVP_MAC_final(ctx.get(), out.data(), &len, out.size()) != 1 || len != out.size())
-        return Status(Code::SystemError, "HMAC-SHA256 failed in OpenSSL");
+    const bool ok = EVP_MD_CTX_copy_ex(ctx.get(), prepared_->outer) == 1 &&
+                    EVP_DigestUpdate(ctx.get(), inner.data(), inner.size()) == 1 &&
+                    EVP_DigestFinal_ex(ctx.get(), out.data(), &len) == 1 && len == out.size();
+    OPENSSL_cleanse(inner.data(), inner.size());
+    if (!ok) return failed();
     return out;
 }
 
 Status random_bytes(std::span<std::uint8_t> out) {
-    // The kernel's CSPRNG directly (what OpenSSL seeds from): a fraction of
-    // a microsecond for a nonce, against a few for RAND_bytes' locked DRBG,
-    // and nonces are drawn on the way of every connection's set-up. Up to
-    // 256 bytes getrandom() is never short once the pool is initialised.
+    // The kernel's CSPRNG (what OpenSSL seeds from), through a reserve
+    // drawn a page at a time (random_reserve.h): nonces and tokens are drawn
+    // on the way of every connection's set-up. RAND_bytes' locked DRBG
+    // costs a few microseconds more. Up to 256 bytes getrandom() is never
+    // short once the pool is initialised.
+    if (take_reserved_random(out)) return Status::ok();
     if (out.size() <= 256) {
         for (int attempt = 0; attempt < 4; ++attempt) {
             ssize_t n = ::getrandom(out.data(), out.size(), 0);

@@ -16,11 +16,13 @@ namespace tent {
 
 using Mac = std::array<std::uint8_t, 32>;  // HMAC-SHA256
 
-// An HMAC-SHA256 key prepared once: OpenSSL's MAC context with the key
-// already set, so that each MAC costs a copy of that context (about half a
-// microsecond) instead of a fetch of the algorithm and the key's own hashing
-// (about three). Each mac() works on its own copy: one HmacKey serves
-// several threads at once.
+// An HMAC-SHA256 key prepared once (RFC 2104): SHA-256 with the padded key
+// already absorbed, once for the inner and once for the outer hash, so that
+// each MAC costs two copies of those states and the hashing of its own
+// bytes (about 0.3 microseconds; 3 when the caches are cold, as on a
+// connection's set-up, against 7 for OpenSSL's EVP_MAC, whose path through
+// its providers is longer). Each mac() works on its own copies: one HmacKey
+// serves several threads at once.
 class HmacKey {
 public:
     explicit HmacKey(std::span<const std::uint8_t> key);
@@ -38,8 +40,9 @@ private:
     std::vector<std::uint8_t> key_;
 };
 
-// Fills out from the system's CSPRNG (getrandom(2), else OpenSSL's
-// RAND_bytes); an error when it cannot.
+// Fills out from the system's CSPRNG (getrandom(2), drawn ahead a page at a
+// time for small requests, else OpenSSL's RAND_bytes); an error when it
+// cannot.
 Status random_bytes(std::span<std::uint8_t> out);
 
 // Comparison whose time does not depend on where a and b differ.

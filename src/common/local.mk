@@ -10,4 +10,5 @@ libtentcore_la_SOURCES += \
 	src/common/deferred_signals.h src/common/deferred_signals.cpp \
 	src/common/log.h src/common/log.cpp
 libtentcore_la_SOURCES += src/common/crash_reporter.h src/common/crash_reporter.cpp
-libtentcore_la_SOURCES += src/common/crypto.h src/common/crypto.cpp src/common/job_key_cell.h
+libtentcore_la_SOURCES += src/common/crypto.h src/common/crypto.cpp src/common/job_key_cell.h \
+	src/common/random_reserve.h src/common/random_reserve.cpp

@@ -174,9 +174,11 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
         std::vector<std::uint8_t> opening(blob_bytes_);
         opening.insert(opening.end(), hello_bytes->begin(), hello_bytes->end());
         if (Status s = auth->open(fd->get(), opening, deadline); !s) return s;
-        if (Status s = auth->prove(fd->get(), deadline); !s)
-            return Status(s.code(), "connecting to " + blob->hostname + ": " + s.message());
-        auto ack = expect_body<wire::HelloAck>(recv_frame(fd->get()), "HelloAck");
+        auto reply_start = auth->prove(fd->get(), deadline);
+        if (!reply_start)
+            return Status(reply_start.status().code(),
+                          "connecting to " + blob->hostname + ": " + reply_start.status().message());
+        auto ack = expect_body<wire::HelloAck>(recv_frame(fd->get(), std::move(*reply_start)), "HelloAck");
         if (!ack) return ack.status();
         if (ack->result == wire::HelloResult::Crossed && paired) {
             // The peer's own dial to this engine goes on, and its connection is

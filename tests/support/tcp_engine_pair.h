@@ -133,8 +133,10 @@ inline bool keyed_hello_accepted(int fd, const Config& config, std::span<const s
     std::vector<std::uint8_t> opening(blob_bytes->begin(), blob_bytes->end());
     opening.insert(opening.end(), hello->begin(), hello->end());
     const auto deadline = SteadyClock::instance().now() + std::chrono::seconds(10);
-    if (!auth->open(fd, opening, deadline).is_ok() || !auth->prove(fd, deadline).is_ok()) return false;
-    auto ack = recv_frame(fd);
+    if (!auth->open(fd, opening, deadline).is_ok()) return false;
+    auto ack_start = auth->prove(fd, deadline);
+    if (!ack_start.is_ok()) return false;
+    auto ack = recv_frame(fd, std::move(*ack_start));
     return ack.is_ok() && std::holds_alternative<wire::HelloAck>(ack->body) &&
            std::get<wire::HelloAck>(ack->body).result == wire::HelloResult::Accepted;
 }

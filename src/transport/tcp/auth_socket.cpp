@@ -6,12 +6,15 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <utility>
 
 #include "common/crypto.h"
 #include "common/log.h"
 #include "transport/tcp/tcp_socket.h"
 #include "wire/frame_scanner.h"
+#include "wire/protocol.h"
 
 namespace tent::tcp {
 
@@ -67,6 +70,28 @@ Status write_all(int fd, std::span<const std::uint8_t> bytes, TimePoint deadline
     return Status::ok();
 }
 
+// Appends to in until it holds at least `need` bytes, taking whatever has
+// arrived (up to a few KiB more): only for messages behind which the peer
+// sends nothing before this side answers. A blocking socket must have a
+// receive timeout (its recv() then waits in one system call instead of
+// three); a non-blocking one waits in poll(), up to the deadline.
+Status read_at_least(int fd, std::vector<std::uint8_t>& in, std::size_t need, TimePoint deadline) {
+    constexpr std::size_t kReadAhead = 4096;
+    // Bounded by the deadline: each round reads a byte or waits.
+    while (in.size() < need) {
+        const std::size_t have = in.size();
+        in.resize(have + std::max(need - have, kReadAhead));
+        const ssize_t n = ::recv(fd, in.data() + have, in.size() - have, 0);
+        in.resize(have + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+        if (n > 0) continue;
+        if (n == 0) return Status(Code::PeerUnreachable, "authentication: the peer closed the connection");
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return Status::from_errno(errno, "authentication: recv");
+        if (Status s = wait_ready(fd, POLLIN, deadline); !s) return s;
+    }
+    return Status::ok();
+}
+
 } // namespace
 
 Result<AuthProver> AuthProver::start(const JobKeyCell& keys) {
@@ -93,27 +118,30 @@ Status AuthProver::open(int fd, std::span<const std::uint8_t> frames, TimePoint 
     return write_all(fd, bytes, deadline);
 }
 
-Status AuthProver::prove(int fd, TimePoint deadline) {
-    if (!key_) return Status::ok();
-    // The Answer without its rail tokens first (a Refusal, a header and
-    // the close, is recognised in what came before the close); its header
-    // says how many tokens follow.
-    std::vector<std::uint8_t> answer(wire::kAnswerSize);
-    if (Status s = read_exact(fd, answer, deadline); !s) {
-        if (Status refused = wire::check_auth_header(std::span(answer).first(wire::kAuthHeaderSize),
+Result<std::vector<std::uint8_t>> AuthProver::prove(int fd, TimePoint deadline) {
+    if (!key_) return std::vector<std::uint8_t>{};
+    // The Answer and what came with it, in as few reads as it arrived in
+    // (one, as the responder writes it once): the responder sends nothing
+    // more until it has the Proof, so every byte read here is the Answer's
+    // or its reply's. Its header first: a Refusal is a header and the close.
+    std::vector<std::uint8_t> in;
+    Status s = read_at_least(fd, in, wire::kAuthHeaderSize, deadline);
+    if (s) s = wire::check_auth_header(std::span(in).first(wire::kAuthHeaderSize), wire::AuthMessageType::Answer);
+    if (s) s = read_at_least(fd, in, wire::kAnswerSize, deadline);
+    Result<std::size_t> size = s ? wire::answer_size(in) : Result<std::size_t>(s);
+    if (size) s = read_at_least(fd, in, *size, deadline);
+    if (!size || !s) {
+        if (Status refused = wire::check_auth_header(std::span(in).first(std::min(in.size(), wire::kAuthHeaderSize)),
                                                      wire::AuthMessageType::Answer);
-            !refused && refused.code() == Code::Unsupported)
+            !refused)
             return refused;
-        return s;
+        return !size ? size.status() : s;
     }
-    auto size = wire::answer_size(answer);
-    if (!size) return size.status();
-    answer.resize(*size);
-    if (*size > wire::kAnswerSize)
-        if (Status s = read_exact(fd, std::span(answer).subspan(wire::kAnswerSize), deadline); !s) return s;
-    auto proof = auth_.on_answer(answer, *key_);
+    auto proof = auth_.on_answer(std::span(in).first(*size), *key_);
     if (!proof) return proof.status();
-    return write_all(fd, *proof, deadline);
+    if (Status w = write_all(fd, *proof, deadline); !w) return w;
+    in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(*size));
+    return in;
 }
 
 Result<std::vector<wire::RailToken>> draw_rail_tokens(std::span<const std::uint16_t> rail_ids) {
@@ -139,22 +167,24 @@ Status rail_token_open(int fd, const wire::RailTokenBytes& show, std::span<const
     return write_all(fd, bytes, deadline);
 }
 
-Status rail_token_check(int fd, const wire::RailTokenBytes& expected, TimePoint deadline) {
-    wire::RailAcceptBytes accept{};
-    // One read for the whole message; a Refusal (a header, then the close)
-    // is recognised in what came before the close.
-    if (Status s = read_exact(fd, accept, deadline); !s) {
-        if (Status refused = wire::check_auth_header(std::span(accept).first(wire::kAuthHeaderSize),
+Result<std::vector<std::uint8_t>> rail_token_check(int fd, const wire::RailTokenBytes& expected, TimePoint deadline) {
+    // The RailAccept and the header of the HelloAck behind it in one read
+    // (never a byte more: the rail's frames may follow the HelloAck). A
+    // Refusal (a header, then the close) is recognised in what came before
+    // the close.
+    std::array<std::uint8_t, wire::kRailAcceptSize + wire::kHeaderSize> in{};
+    if (Status s = read_exact(fd, in, deadline); !s) {
+        if (Status refused = wire::check_auth_header(std::span(in).first(wire::kAuthHeaderSize),
                                                      wire::AuthMessageType::RailAccept);
             !refused && refused.code() == Code::Unsupported)
             return refused;
         return s;
     }
-    auto token = wire::rail_token_of(accept, wire::AuthMessageType::RailAccept);
+    auto token = wire::rail_token_of(std::span(in).first(wire::kRailAcceptSize), wire::AuthMessageType::RailAccept);
     if (!token) return token.status();
     if (!equal_in_constant_time(*token, expected))
         return Status(Code::PeerUnreachable, "authentication failed: the peer showed a wrong rail token");
-    return Status::ok();
+    return std::vector<std::uint8_t>(in.begin() + wire::kRailAcceptSize, in.end());
 }
 
 struct AuthGate::Pending {
@@ -165,6 +195,9 @@ struct AuthGate::Pending {
     // The Greeting and the frames behind it, until answered; then the Proof.
     std::vector<std::uint8_t> in;
     bool answered = false;
+    // Answered in this call of admit(): its Proof cannot have come yet, and
+    // the poll() right after it does not look (one recv() fewer).
+    bool just_answered = false;
     std::any held;
     std::optional<Reply> reply;  // a RailOpen's, while its token is awaited
     bool watched = false;        // in the gate's epoll
@@ -238,6 +271,7 @@ void AuthGate::admit(UniqueFd fd, TimePoint now) {
     // socket whose token is entered is handed over without ever entering
     // the epoll (two system calls fewer on the way of every rail).
     if (!settle(*p, now)) return;
+    p->just_answered = p->answered;
     // A crowd of silent strangers must not grow without bound: the oldest goes.
     if (pending_.size() >= kMaxPending) {
         refuse(*pending_.front(), Status(Code::Busy, "too many connections waiting to authenticate"));
@@ -407,7 +441,10 @@ Status AuthGate::advance(Pending& p, TimePoint now) {
 }
 
 std::vector<AuthGate::Admitted> AuthGate::poll(TimePoint now) {
-    for (auto& p : pending_) settle(*p, now);
+    for (auto& p : pending_) {
+        if (std::exchange(p->just_answered, false)) continue;  // the epoll tells when its Proof comes
+        settle(*p, now);
+    }
     std::erase_if(pending_, [](const auto& p) { return !p->fd; });
     std::vector<Admitted> proven = std::move(ready_);
     ready_.clear();

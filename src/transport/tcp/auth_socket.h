@@ -6,7 +6,7 @@
 // call it): AuthProver::open() sends the Greeting and the caller's first
 // frames in one write; prove() reads the responder's Answer, checks it and
 // sends the Proof; the caller then reads the reply to its frames, which
-// came right behind the Answer. No round trip is added: the Proof goes out
+// came right behind the Answer (prove() hands over what it read of it). No round trip is added: the Proof goes out
 // without waiting for anything. A TCP rail of a connection set up so opens
 // with rail_token_open() and checks the reply with rail_token_check(); a
 // rail that reconnects later runs the whole challenge-response
@@ -52,8 +52,11 @@ public:
     Status open(int fd, std::span<const std::uint8_t> frames, TimePoint deadline);
     // Reads and checks the Answer, then sends the Proof (at once: the peer
     // makes nothing for this socket before it, and sending it later, after
-    // the whole set-up, measured slower).
-    Status prove(int fd, TimePoint deadline);
+    // the whole set-up, measured slower). Returns the bytes of the reply
+    // that arrived with the Answer (none with authentication off), where
+    // the caller's reading of that reply begins. The socket is
+    // non-blocking, or blocking with a receive timeout.
+    Result<std::vector<std::uint8_t>> prove(int fd, TimePoint deadline);
     bool required() const { return key_ != nullptr; }
     // The rail tokens the checked Answer carried.
     const std::vector<wire::RailToken>& rail_tokens() const { return auth_.rail_tokens(); }
@@ -69,9 +72,11 @@ Result<std::vector<wire::RailToken>> draw_rail_tokens(std::span<const std::uint1
 // A TCP rail's opening with a token: RailOpen{show} and the frames, in one write.
 Status rail_token_open(int fd, const wire::RailTokenBytes& show, std::span<const std::uint8_t> frames,
                        TimePoint deadline);
-// Reads the responder's RailAccept (exactly, the HelloAck follows) and
-// compares its token with `expected` in constant time.
-Status rail_token_check(int fd, const wire::RailTokenBytes& expected, TimePoint deadline);
+// Reads the responder's RailAccept and compares its token with `expected`
+// in constant time. Reads the header of the HelloAck behind it in the same
+// read (and not a byte more: the rail's frames may follow), and returns it,
+// where the caller's reading of the HelloAck begins.
+Result<std::vector<std::uint8_t>> rail_token_check(int fd, const wire::RailTokenBytes& expected, TimePoint deadline);
 
 class AuthGate {
 public:

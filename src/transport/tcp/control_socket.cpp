@@ -136,13 +136,17 @@ Status send_frame(int fd, const wire::Frame& frame) {
     return Status::ok();
 }
 
-Result<wire::Frame> recv_frame(int fd) {
-    std::vector<std::uint8_t> buf;
+Result<wire::Frame> recv_frame(int fd, std::vector<std::uint8_t> start) {
+    std::vector<std::uint8_t> buf = std::move(start);
     for (;;) {
         auto scan = wire::scan_frame(buf);
         // A side with authentication on speaks first (or refuses) in its own messages.
         if (scan.state == wire::ScanState::Error) return wire::is_auth_message(buf) ? wire::auth_mismatch() : scan.error;
-        if (scan.state == wire::ScanState::Complete) return wire::decode_frame(std::span(buf).first(scan.bytes));
+        if (scan.state == wire::ScanState::Complete) {
+            if (scan.bytes != buf.size())
+                return Status(Code::InvalidArgument, "control channel: the peer sent more than its reply");
+            return wire::decode_frame(buf);
+        }
         std::size_t old = buf.size();
         buf.resize(old + scan.bytes);
         for (std::size_t got = 0; got < scan.bytes;) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -28,7 +29,10 @@ Result<UniqueFd> connect_control(const wire::TcpAddress& addr, Duration timeout)
 Status set_blocking_with_timeout(int fd, Duration timeout);
 
 Status send_frame(int fd, const wire::Frame& frame);
-Result<wire::Frame> recv_frame(int fd);
+// One frame, read exactly (never a byte of the next); `start` holds its
+// first bytes when a reader before this one took them (and no more than
+// the frame: anything behind it is an error).
+Result<wire::Frame> recv_frame(int fd, std::vector<std::uint8_t> start = {});
 
 std::string tcp_address_text(const wire::TcpAddress& addr);
 

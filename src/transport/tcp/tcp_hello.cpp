@@ -51,14 +51,17 @@ Status write_frame_blocking(int fd, const wire::Frame& frame, TimePoint deadline
     return Status::ok();
 }
 
-Result<wire::Frame> read_frame_blocking(int fd, TimePoint deadline) {
-    std::vector<uint8_t> buf;
+Result<wire::Frame> read_frame_blocking(int fd, TimePoint deadline, std::vector<std::uint8_t> start) {
+    std::vector<uint8_t> buf = std::move(start);
     // Bounded by the scanner: each round adds at least one byte towards one
     // frame of bounded size, or waits until the deadline.
     for (;;) {
         auto scan = wire::scan_frame(buf);
         if (scan.state == wire::ScanState::Error) return scan.error;
-        if (scan.state == wire::ScanState::Complete) return wire::decode_frame(buf);
+        if (scan.state == wire::ScanState::Complete) {
+            if (scan.bytes != buf.size()) return Status(Code::InvalidArgument, "tcp hello: the peer sent more than its reply");
+            return wire::decode_frame(buf);
+        }
         // NeedMore names a lower bound, so reading exactly that much never
         // takes a byte of the next frame.
         const size_t have = buf.size();
@@ -89,8 +92,9 @@ Status tcp_hello_send(int fd, const TcpRailHello& hello, TimePoint deadline) {
     return write_frame_blocking(fd, tcp_hello_frame(hello), deadline);
 }
 
-Result<TcpHelloAnswer> tcp_hello_read_answer(int fd, const TcpRailHello& hello, TimePoint deadline) {
-    auto in = read_frame_blocking(fd, deadline);
+Result<TcpHelloAnswer> tcp_hello_read_answer(int fd, const TcpRailHello& hello, TimePoint deadline,
+                                             std::vector<std::uint8_t> start) {
+    auto in = read_frame_blocking(fd, deadline, std::move(start));
     if (!in) return in.status();
     const auto* ack = std::get_if<wire::HelloAck>(&in->body);
     if (ack == nullptr)

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/status.h"
@@ -50,7 +51,10 @@ struct TcpHelloAnswer {
 // Code::InvalidArgument on a malformed or unexpected answer.
 wire::Frame tcp_hello_frame(const TcpRailHello& hello);
 Status tcp_hello_send(int fd, const TcpRailHello& hello, TimePoint deadline);
-Result<TcpHelloAnswer> tcp_hello_read_answer(int fd, const TcpRailHello& hello, TimePoint deadline);
+// `start`: the HelloAck's first bytes, when the reader of the message
+// before it took them (auth_socket.h).
+Result<TcpHelloAnswer> tcp_hello_read_answer(int fd, const TcpRailHello& hello, TimePoint deadline,
+                                             std::vector<std::uint8_t> start = {});
 
 // Reads the Hello of a freshly accepted socket; it must list exactly one TCP rail.
 Result<TcpRailHello> tcp_hello_receive(int fd, Duration timeout);
@@ -66,6 +70,7 @@ wire::Frame tcp_hello_accept_frame(const TcpRailHello& received, std::uint64_t e
 
 // Frame I/O with a deadline, for setup exchanges on a non-blocking socket.
 Status write_frame_blocking(int fd, const wire::Frame& frame, TimePoint deadline);
-Result<wire::Frame> read_frame_blocking(int fd, TimePoint deadline);
+// `start` as for tcp_hello_read_answer: no more than the frame.
+Result<wire::Frame> read_frame_blocking(int fd, TimePoint deadline, std::vector<std::uint8_t> start = {});
 
 } // namespace tent::tcp

@@ -280,9 +280,13 @@ Status TcpProvider::complete_rails(const RailContext& ctx, const std::vector<wir
         }
     }
     for (auto& d : dials) {
-        if (d.token)
-            if (Status s = tcp::rail_token_check(d.fd.get(), d.token->from_responder, deadline); !s) return s;
-        auto answered = tcp::tcp_hello_read_answer(d.fd.get(), d.hello, deadline);
+        std::vector<std::uint8_t> ack_start;
+        if (d.token) {
+            auto checked = tcp::rail_token_check(d.fd.get(), d.token->from_responder, deadline);
+            if (!checked) return checked.status();
+            ack_start = std::move(*checked);
+        }
+        auto answered = tcp::tcp_hello_read_answer(d.fd.get(), d.hello, deadline, std::move(ack_start));
         if (!answered) return answered.status();
         tcp::TcpRedial redial;
         redial.dial = tcp::TcpDialPlan{d.local, d.remote, d.hello, timeout_, params_.buffers, keys_};

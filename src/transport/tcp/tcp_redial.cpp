@@ -39,8 +39,9 @@ Status TcpDial::advance() {
         if (!readable(fd_.get())) return Status(Code::Busy, "waiting for the hello ack of " + plan_.remote.to_string());
         // The Answer and the HelloAck are small and have begun to arrive;
         // the Proof goes out between them.
-        if (Status s = auth_.prove(fd_.get(), now + plan_.timeout); !s) return s;
-        auto answer = tcp_hello_read_answer(fd_.get(), plan_.hello, now + plan_.timeout);
+        auto reply_start = auth_.prove(fd_.get(), now + plan_.timeout);
+        if (!reply_start) return reply_start.status();
+        auto answer = tcp_hello_read_answer(fd_.get(), plan_.hello, now + plan_.timeout, std::move(*reply_start));
         if (!answer) return answer.status();
         step_ = Step::Done;
     }
