@@ -17,6 +17,11 @@ inline std::string hex(std::uint64_t v) {
     return buf;
 }
 
+// What one read into the receive buffer asks for beyond the frame being
+// cut, and what the read that ends a directly received frame takes of what
+// follows it (tcp_rail_receive.cpp, tcp_rail_direct.cpp).
+inline constexpr std::size_t kReceiveChunk = 16 * 1024;
+
 // recv() returned got bytes of room: the socket is empty and the read was
 // small, so the rail stops reading until the next turn (tcp_rail_receive.cpp).
 bool emptied_socket(std::size_t got, std::size_t room);

@@ -14,6 +14,7 @@
 // progress() turns: a region gone mid-frame gets the rest of the data
 // dropped and a Nack (a Write) or the read failed, as at its start.
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <cstring>
 
@@ -130,17 +131,35 @@ bool TcpRail::receive_direct(bool& drained) {
         auto it = pending_.find(d.seq);
         d.refused = it == pending_.end() || local_gone(it->second);
     }
-    if (rx_.empty()) rx_.resize(kDirectMinData);
-    // A refused write's data is read into the receive buffer and dropped.
-    std::uint8_t* into = d.refused ? rx_.data() : d.dest;
-    const std::size_t want = d.refused ? std::min<std::uint64_t>(d.left, rx_.size()) : d.left;
-    const ssize_t n = ::recv(fd_.get(), into, want, 0);
+    if (rx_.size() < kDirectMinData) rx_.resize(kDirectMinData);
+    if (d.refused) {
+        // A refused write's data is read into the receive buffer and dropped.
+        const std::size_t want = std::min<std::uint64_t>(d.left, rx_.size());
+        const ssize_t n = ::recv(fd_.get(), rx_.data(), want, 0);
+        if (n <= 0) return recv_failed(n);
+        note_received();
+        drained = detail::emptied_socket(static_cast<std::size_t>(n), want);
+        d.left -= static_cast<std::uint64_t>(n);
+        if (d.left == 0) finish_direct();
+        return true;
+    }
+    // The rest of the data to its place, and in the same system call what
+    // follows it into the (empty) receive buffer: the next frame's header
+    // usually, which a separate recv() per frame read after the data
+    // before (a quarter of the system calls of a 1 MiB transfer).
+    iovec iov[2] = {{d.dest, static_cast<std::size_t>(d.left)}, {rx_.data(), detail::kReceiveChunk}};
+    const ssize_t n = ::readv(fd_.get(), iov, 2);
     if (n <= 0) return recv_failed(n);
     note_received();
-    drained = detail::emptied_socket(static_cast<std::size_t>(n), want);
-    d.left -= static_cast<std::uint64_t>(n);
-    if (!d.refused) d.dest += n;
-    if (d.left == 0) finish_direct();
+    const std::size_t got = static_cast<std::size_t>(n);
+    drained = detail::emptied_socket(got, iov[0].iov_len + iov[1].iov_len);
+    const std::size_t data = std::min<std::size_t>(got, iov[0].iov_len);
+    d.left -= data;
+    d.dest += data;
+    if (d.left > 0) return true;
+    rx_begin_ = 0;
+    rx_end_ = got - data;
+    finish_direct();
     return true;
 }
 

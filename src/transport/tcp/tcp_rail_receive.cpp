@@ -19,17 +19,17 @@ namespace {
 
 // Bounds on one progress() call, so one busy rail cannot starve the others.
 constexpr int kMaxReceivesPerProgress = 64;
-// What one recv() into the receive buffer asks for: this much, or, while a
-// frame is being cut, the rest of it and this much more (the buffer grows
-// to one frame and a chunk at most): a recv() that fills exactly the rest
-// of a frame says nothing of what follows, and a message longer than a
-// chunk paid one more recv() that could only fail with EAGAIN. Small on
-// purpose: what the buffer takes of a Write's or a
+// What one recv() into the receive buffer asks for: detail::kReceiveChunk,
+// or, while a frame is being cut, the rest of it and that much more (the
+// buffer grows to one frame and a chunk at most): a recv() that fills
+// exactly the rest of a frame says nothing of what follows, and a message
+// longer than a chunk paid one more recv() that could only fail with
+// EAGAIN. Small on purpose: what the buffer takes of a Write's or a
 // ReadResponse's data is copied to its place, the rest is read straight
 // there (tcp_rail_direct.cpp), and a 256 KiB read pulled three quarters of a
 // 128 KiB data frame through the copy. 16 KiB still holds a hundred small
 // frames.
-constexpr std::size_t kReceiveChunk = 16 * 1024;
+using detail::kReceiveChunk;
 // Read data one receive() answers at most (TcpRail::answered_).
 constexpr std::uint64_t kAnswerBudget = 512 * 1024;
 
