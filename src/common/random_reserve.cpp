@@ -57,6 +57,7 @@ bool refill(Reserve& r) {
 } // namespace
 
 bool take_reserved_random(std::span<std::uint8_t> out) {
+    if (out.empty()) return true;
     if (out.size() > kMaxTake) return false;
     // Made once; never unmapped (a page for the process's lifetime).
     static Reserve* const reserve = make_reserve();

@@ -61,6 +61,12 @@ Test(random_reserve, a_forked_child_does_not_repeat_its_parents_next_draw) {
     cr_assert(from_child != first);
 }
 
+Test(random_reserve, an_empty_request_is_served) {
+    std::vector<std::uint8_t> none;
+    cr_assert(take_reserved_random(none));
+    cr_assert(random_bytes(none).is_ok());
+}
+
 Test(random_reserve, large_requests_go_to_the_kernel) {
     std::vector<std::uint8_t> big(300, 0), again(300, 0);
     cr_assert_not(take_reserved_random(big), "the reserve serves at most 256 bytes at a time");
