@@ -12,6 +12,7 @@ libtentcore_la_SOURCES += \
 libtentcore_la_SOURCES += \
 	src/transport/tcp/tcp_address.h src/transport/tcp/tcp_address.cpp \
 	src/transport/tcp/tcp_socket.h src/transport/tcp/tcp_socket.cpp \
+	src/transport/tcp/blocking_io.h src/transport/tcp/blocking_io.cpp \
 	src/transport/tcp/tcp_hello.h src/transport/tcp/tcp_hello.cpp \
 	src/transport/tcp/tcp_redial.h src/transport/tcp/tcp_redial.cpp \
 	src/transport/tcp/silence_detector.h src/transport/tcp/region_lookup.h \

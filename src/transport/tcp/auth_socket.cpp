@@ -12,6 +12,7 @@
 
 #include "common/crypto.h"
 #include "common/log.h"
+#include "transport/tcp/blocking_io.h"
 #include "transport/tcp/tcp_socket.h"
 #include "wire/frame_scanner.h"
 #include "wire/protocol.h"
@@ -20,77 +21,11 @@ namespace tent::tcp {
 
 namespace {
 
-// Waits until fd is ready for events or the deadline passes.
-Status wait_ready(int fd, short events, TimePoint deadline) {
-    // Bounded: each round returns or retries an interrupted poll.
-    for (int attempt = 0; attempt < 64; ++attempt) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::instance().now());
-        if (left.count() < 0) break;
-        pollfd p{fd, events, 0};
-        int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count() + 1, 1 << 30)));
-        if (n > 0) return Status::ok();
-        if (n < 0 && errno != EINTR) return Status::from_errno(errno, "authentication: poll");
-    }
-    return Status(Code::Timeout, "authentication: the peer did not answer in time");
-}
+constexpr Exchange kAuth{"authentication", Code::PeerUnreachable, Code::SystemError};
 
-// Exactly out.size() bytes, never one more (the peer's frames follow).
-Status read_exact(int fd, std::span<std::uint8_t> out, TimePoint deadline) {
-    std::size_t have = 0;
-    // Bounded by the deadline: each round reads a byte or waits.
-    while (have < out.size()) {
-        ssize_t n = ::recv(fd, out.data() + have, out.size() - have, MSG_DONTWAIT);
-        if (n > 0) {
-            have += static_cast<std::size_t>(n);
-            continue;
-        }
-        if (n == 0) return Status(Code::PeerUnreachable, "authentication: the peer closed the connection");
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) return Status::from_errno(errno, "authentication: recv");
-        if (Status s = wait_ready(fd, POLLIN, deadline); !s) return s;
-    }
-    return Status::ok();
-}
-
-Status write_all(int fd, std::span<const std::uint8_t> bytes, TimePoint deadline) {
-    std::size_t sent = 0;
-    while (sent < bytes.size()) {
-        ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n > 0) {
-            sent += static_cast<std::size_t>(n);
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (Status s = wait_ready(fd, POLLOUT, deadline); !s) return s;
-            continue;
-        }
-        return Status::from_errno(errno, "authentication: send");
-    }
-    return Status::ok();
-}
-
-// Appends to in until it holds at least `need` bytes, taking whatever has
-// arrived (up to a few KiB more): only for messages behind which the peer
-// sends nothing before this side answers. A blocking socket must have a
-// receive timeout (its recv() then waits in one system call instead of
-// three); a non-blocking one waits in poll(), up to the deadline.
-Status read_at_least(int fd, std::vector<std::uint8_t>& in, std::size_t need, TimePoint deadline) {
-    constexpr std::size_t kReadAhead = 4096;
-    // Bounded by the deadline: each round reads a byte or waits.
-    while (in.size() < need) {
-        const std::size_t have = in.size();
-        in.resize(have + std::max(need - have, kReadAhead));
-        const ssize_t n = ::recv(fd, in.data() + have, in.size() - have, 0);
-        in.resize(have + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
-        if (n > 0) continue;
-        if (n == 0) return Status(Code::PeerUnreachable, "authentication: the peer closed the connection");
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) return Status::from_errno(errno, "authentication: recv");
-        if (Status s = wait_ready(fd, POLLIN, deadline); !s) return s;
-    }
-    return Status::ok();
-}
+// Messages behind which the peer sends nothing before this side answers
+// are read with this much to spare, so that one read takes them whole.
+constexpr std::size_t kReadAhead = 4096;
 
 } // namespace
 
@@ -109,13 +44,13 @@ Result<AuthProver> AuthProver::start(const JobKeyCell& keys) {
 }
 
 Status AuthProver::open(int fd, std::span<const std::uint8_t> frames, TimePoint deadline) {
-    if (!key_) return write_all(fd, frames, deadline);
+    if (!key_) return write_all(fd, frames, deadline, kAuth);
     // One write: the responder finds the Greeting and the frames together.
     std::vector<std::uint8_t> bytes(wire::kGreetingSize + frames.size());
     const auto greeting = auth_.greeting();
     std::copy(greeting.begin(), greeting.end(), bytes.begin());
     std::copy(frames.begin(), frames.end(), bytes.begin() + wire::kGreetingSize);
-    return write_all(fd, bytes, deadline);
+    return write_all(fd, bytes, deadline, kAuth);
 }
 
 Result<std::vector<std::uint8_t>> AuthProver::prove(int fd, TimePoint deadline) {
@@ -125,21 +60,17 @@ Result<std::vector<std::uint8_t>> AuthProver::prove(int fd, TimePoint deadline) 
     // more until it has the Proof, so every byte read here is the Answer's
     // or its reply's. Its header first: a Refusal is a header and the close.
     std::vector<std::uint8_t> in;
-    Status s = read_at_least(fd, in, wire::kAuthHeaderSize, deadline);
-    if (s) s = wire::check_auth_header(std::span(in).first(wire::kAuthHeaderSize), wire::AuthMessageType::Answer);
-    if (s) s = read_at_least(fd, in, wire::kAnswerSize, deadline);
-    Result<std::size_t> size = s ? wire::answer_size(in) : Result<std::size_t>(s);
-    if (size) s = read_at_least(fd, in, *size, deadline);
-    if (!size || !s) {
-        if (Status refused = wire::check_auth_header(std::span(in).first(std::min(in.size(), wire::kAuthHeaderSize)),
-                                                     wire::AuthMessageType::Answer);
-            !refused)
-            return refused;
-        return !size ? size.status() : s;
+    if (Status s = read_until(fd, in, wire::kAuthHeaderSize, kReadAhead, deadline, kAuth); !s) {
+        // What came before a close may be a Refusal, which says more.
+        Status refused = wire::check_auth_header(in, wire::AuthMessageType::Answer);
+        return refused ? s : refused;
     }
+    Result<std::size_t> size = wire::answer_size(in);  // checks the header
+    if (!size) return size.status();
+    if (Status s = read_until(fd, in, *size, kReadAhead, deadline, kAuth); !s) return s;
     auto proof = auth_.on_answer(std::span(in).first(*size), *key_);
     if (!proof) return proof.status();
-    if (Status w = write_all(fd, *proof, deadline); !w) return w;
+    if (Status w = write_all(fd, *proof, deadline, kAuth); !w) return w;
     in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(*size));
     return in;
 }
@@ -164,7 +95,7 @@ Status rail_token_open(int fd, const wire::RailTokenBytes& show, std::span<const
     const auto open = wire::rail_open(show);
     std::copy(open.begin(), open.end(), bytes.begin());
     std::copy(frames.begin(), frames.end(), bytes.begin() + wire::kRailOpenSize);
-    return write_all(fd, bytes, deadline);
+    return write_all(fd, bytes, deadline, kAuth);
 }
 
 Result<std::vector<std::uint8_t>> rail_token_check(int fd, const wire::RailTokenBytes& expected, TimePoint deadline) {
@@ -172,13 +103,11 @@ Result<std::vector<std::uint8_t>> rail_token_check(int fd, const wire::RailToken
     // (never a byte more: the rail's frames may follow the HelloAck). A
     // Refusal (a header, then the close) is recognised in what came before
     // the close.
-    std::array<std::uint8_t, wire::kRailAcceptSize + wire::kHeaderSize> in{};
-    if (Status s = read_exact(fd, in, deadline); !s) {
-        if (Status refused = wire::check_auth_header(std::span(in).first(wire::kAuthHeaderSize),
-                                                     wire::AuthMessageType::RailAccept);
-            !refused && refused.code() == Code::Unsupported)
-            return refused;
-        return s;
+    std::vector<std::uint8_t> in;
+    if (Status s = read_until(fd, in, wire::kRailAcceptSize + wire::kHeaderSize, 0, deadline, kAuth); !s) {
+        Status refused = wire::check_auth_header(std::span(in).first(std::min(in.size(), wire::kAuthHeaderSize)),
+                                                 wire::AuthMessageType::RailAccept);
+        return !refused && refused.code() == Code::Unsupported ? refused : s;
     }
     auto token = wire::rail_token_of(std::span(in).first(wire::kRailAcceptSize), wire::AuthMessageType::RailAccept);
     if (!token) return token.status();

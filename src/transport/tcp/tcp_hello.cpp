@@ -7,6 +7,7 @@
 #include <chrono>
 #include <vector>
 
+#include "transport/tcp/blocking_io.h"
 #include "wire/frame_codec.h"
 #include "wire/frame_scanner.h"
 #include "wire/version_negotiation.h"
@@ -15,40 +16,14 @@ namespace tent::tcp {
 
 namespace {
 
-// Waits until fd is ready for `events` or the deadline passes.
-Status wait_ready(int fd, short events, TimePoint deadline, const char* what) {
-    // Bounded: each round either returns or retries an interrupted poll.
-    for (int attempt = 0; attempt < 64; ++attempt) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::instance().now());
-        if (left.count() < 0) break;
-        pollfd p{fd, events, 0};
-        int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count() + 1, 1 << 30)));
-        if (n > 0) return Status::ok();
-        if (n < 0 && errno != EINTR) return Status::from_errno(errno, std::string("poll while ") + what);
-    }
-    return Status(Code::Timeout, std::string("tcp hello: timed out while ") + what);
-}
+constexpr Exchange kHello{"tcp hello", Code::RailDown, Code::RailDown};
 
 } // namespace
 
 Status write_frame_blocking(int fd, const wire::Frame& frame, TimePoint deadline) {
     auto bytes = wire::encode_frame(frame);
     if (!bytes) return bytes.status();
-    size_t sent = 0;
-    while (sent < bytes->size()) {
-        ssize_t n = ::send(fd, bytes->data() + sent, bytes->size() - sent, MSG_NOSIGNAL);
-        if (n > 0) {
-            sent += static_cast<size_t>(n);
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (Status s = wait_ready(fd, POLLOUT, deadline, "sending"); !s) return s;
-            continue;
-        }
-        return Status(Code::RailDown, Status::from_errno(errno, "tcp hello: send").message());
-    }
-    return Status::ok();
+    return write_all(fd, *bytes, deadline, kHello);
 }
 
 Result<wire::Frame> read_frame_blocking(int fd, TimePoint deadline, std::vector<std::uint8_t> start) {
@@ -64,21 +39,7 @@ Result<wire::Frame> read_frame_blocking(int fd, TimePoint deadline, std::vector<
         }
         // NeedMore names a lower bound, so reading exactly that much never
         // takes a byte of the next frame.
-        const size_t have = buf.size();
-        buf.resize(have + scan.bytes);
-        ssize_t n = ::recv(fd, buf.data() + have, scan.bytes, 0);
-        if (n > 0) {
-            buf.resize(have + static_cast<size_t>(n));
-            continue;
-        }
-        buf.resize(have);
-        if (n == 0) return Status(Code::RailDown, "tcp hello: peer closed the connection");
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            if (Status s = wait_ready(fd, POLLIN, deadline, "receiving"); !s) return s;
-            continue;
-        }
-        return Status(Code::RailDown, Status::from_errno(errno, "tcp hello: recv").message());
+        if (Status s = read_until(fd, buf, buf.size() + scan.bytes, 0, deadline, kHello); !s) return s;
     }
 }
 
