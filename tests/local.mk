@@ -37,6 +37,7 @@ CRITERION_TESTS = \
 	tests/unit/common/test_node_spares \
 	tests/unit/common/test_random_reserve \
 	tests/unit/common/test_crypto \
+	tests/unit/common/test_steady_clock \
 	tests/unit/topology/test_topology \
 	tests/unit/topology/test_show_topology \
 	tests/unit/policy/test_policy_rule \

@@ -78,7 +78,7 @@ std::optional<PeerId> Engine::pair_connection(std::unique_lock<std::mutex>& lock
                                               TimePoint deadline) {
     for (;;) {
         if (auto live = live_pair_locked(engine)) return live;
-        if (SteadyClock::instance().now() >= deadline) return std::nullopt;
+        if (SteadyClock::fresh() >= deadline) return std::nullopt;
         connection_known_.wait_until(lock, deadline);
     }
 }
@@ -100,10 +100,10 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
     auto blob = expect_body<wire::AddressBlob>(wire::decode_frame(peer_address), "an address blob");
     if (!blob) return blob.status();
     if (blob->tcp.empty()) return Status(Code::InvalidArgument, "address blob has no control address");
-    const TimePoint deadline = SteadyClock::instance().now() + params_.connect_timeout;
+    const TimePoint deadline = SteadyClock::fresh() + params_.connect_timeout;
     // At least 1 ms: a socket timeout of 0 would mean none.
     auto remaining = [&deadline] {
-        return std::max<Duration>(std::chrono::milliseconds(1), deadline - SteadyClock::instance().now());
+        return std::max<Duration>(std::chrono::milliseconds(1), deadline - SteadyClock::fresh());
     };
     const std::uint64_t peer_engine = blob->engine_id;
     const bool paired = peer_engine != blob_.engine_id;  // an engine connected to itself has no pair
@@ -123,11 +123,11 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
                 state.live = live.has_value();
                 state.dialing = dialing_.count(peer_engine) > 0;
                 auto answered = answered_.find(peer_engine);
-                state.answer_pending = answered != answered_.end() && answered->second > SteadyClock::instance().now();
+                state.answer_pending = answered != answered_.end() && answered->second > SteadyClock::fresh();
                 const DialStep step = next_dial_step(state);
                 if (step == DialStep::Reuse) return *live;
                 if (step == DialStep::Dial) break;
-                if (SteadyClock::instance().now() >= deadline)
+                if (SteadyClock::fresh() >= deadline)
                     return timed_out("the connection under way did not arrive");
                 // A copy: wait_until reads its deadline again after waking, when
                 // the answered entry may be gone.
@@ -189,13 +189,13 @@ Result<PeerId> Engine::connect(std::span<const std::uint8_t> peer_address) {
             fd->reset();
             dial_mark.end();
             std::unique_lock lock(mutex_);
-            const TimePoint recheck = std::min(deadline, SteadyClock::instance().now() + kCrossedRecheck);
+            const TimePoint recheck = std::min(deadline, SteadyClock::fresh() + kCrossedRecheck);
             if (auto pair = pair_connection(lock, peer_engine, recheck)) {
                 TENT_DEBUG("engine-connect", "%s dialled this engine at the same time: its connection serves both",
                            blob->hostname.c_str());
                 return *pair;
             }
-            if (SteadyClock::instance().now() >= deadline)
+            if (SteadyClock::fresh() >= deadline)
                 return timed_out("the peer answered that the pair's connection is another, and none arrived");
             continue;
         }
@@ -262,7 +262,7 @@ Result<Engine::HandshakeReply> Engine::answer_hello(const wire::Frame& blob_fram
         }
         // A connect() to this engine now waits for the Proof rather than
         // dialling a second connection. Bounded: anyone may send a Hello.
-        const TimePoint now = SteadyClock::instance().now();
+        const TimePoint now = SteadyClock::fresh();
         std::erase_if(answered_, [now](const auto& a) { return a.second <= now; });
         if (blob->engine_id != blob_.engine_id && answered_.size() < kMaxAnsweredHellos)
             answered_[blob->engine_id] = now + params_.connect_timeout;

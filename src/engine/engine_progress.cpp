@@ -187,6 +187,7 @@ void Engine::start_submitted() {
     if (!connected.empty()) service_due_ = true;  // their control sockets may already hold frames
     for (auto& c : connected) add_connection(std::move(c));
     if (submitted.empty()) return;
+    SteadyClock::Turn turn;  // starting never waits: one reading for it all
     start_ops(submitted);
     submitted.clear();
     last_busy_ = clock_.now();

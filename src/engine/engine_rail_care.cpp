@@ -199,6 +199,7 @@ bool Engine::drain_rail(Connection& conn, std::size_t index) {
     // run a turn during exit(), after the thread's own objects are gone.
     std::vector<RailCompletion> done;
     done.swap(drain_spare_);
+    SteadyClock::Turn turn;  // the rail's completions, taken at one moment: one reading for them
     conn.rails[index].rail.rail->progress(done, [&](const RailMessage& m) { on_message(conn, m); });
     for (const auto& c : done) on_rail_completion(conn, index, c);
     const bool any = !done.empty();

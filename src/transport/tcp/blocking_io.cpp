@@ -21,7 +21,7 @@ Status failed(const Exchange& exchange, int err, const char* call) {
 Status wait_ready(int fd, short events, TimePoint deadline, const Exchange& exchange) {
     // Bounded: each round returns or retries an interrupted poll.
     for (int attempt = 0; attempt < 64; ++attempt) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::instance().now());
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::fresh());
         if (left.count() < 0) break;
         pollfd p{fd, events, 0};
         int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count() + 1, 1 << 30)));

@@ -20,7 +20,7 @@ Status set_int_option(int fd, int level, int name, int value, const char* what) 
 Result<sockaddr_in> sockaddr_of(const TcpAddress& a) { return to_sockaddr(a); }
 
 int remaining_ms(TimePoint deadline) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::instance().now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::fresh());
     return left.count() < 0 ? 0 : static_cast<int>(std::min<long long>(left.count() + 1, 1 << 30));
 }
 
@@ -106,7 +106,7 @@ Status tcp_connect_check(int fd, const TcpAddress& remote) {
 
 Result<UniqueFd> tcp_connect(const TcpAddress& local, const TcpAddress& remote, Duration timeout,
                              const SocketBuffers& buffers) {
-    const TimePoint deadline = SteadyClock::instance().now() + timeout;
+    const TimePoint deadline = SteadyClock::fresh() + timeout;
     auto fd = tcp_connect_start(local, remote, buffers);
     if (!fd) return fd.status();
     const std::string what = "connect " + local.to_string() + " -> " + remote.to_string();
