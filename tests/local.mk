@@ -284,6 +284,7 @@ TEST_DATA_FILES = \
 	tests/data/topology/2numa-machine-hca.xml \
 	tests/data/topology/1numa-nohca.xml \
 	tests/lib/common.sh \
+	tests/lib/stamp_lines.sh \
 	tests/bench/lib.sh \
 	tests/failover/lib.sh \
 	tests/tentstat/lib.sh \

@@ -68,11 +68,7 @@ make_link() {
 now() { echo "$EPOCHREALTIME"; }
 ms_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
 
-# Prefixes each line of standard input with the time it arrived.
-stamp_lines() {
-    local line
-    while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done
-}
+. "$(dirname "$0")/../lib/stamp_lines.sh"
 
 # run_bg NAME NS SECS CMD...: runs CMD in namespace NS under timeout SECS,
 # standard output to NAME.out, standard error timestamped to NAME.err; sets

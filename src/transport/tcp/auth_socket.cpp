@@ -1,7 +1,6 @@
 #include "transport/tcp/auth_socket.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 

@@ -1,10 +1,5 @@
 #include "transport/tcp/tcp_hello.h"
 
-#include <poll.h>
-#include <sys/socket.h>
-
-#include <cerrno>
-#include <chrono>
 #include <vector>
 
 #include "transport/tcp/blocking_io.h"
@@ -79,7 +74,7 @@ Result<TcpHelloAnswer> tcp_hello_read_answer(int fd, const TcpRailHello& hello, 
 }
 
 Result<TcpRailHello> tcp_hello_receive(int fd, Duration timeout) {
-    auto in = read_frame_blocking(fd, SteadyClock::instance().now() + timeout);
+    auto in = read_frame_blocking(fd, SteadyClock::fresh() + timeout);
     if (!in) return in.status();
     return tcp_hello_parse(*in);
 }
@@ -113,7 +108,7 @@ Status tcp_hello_reply(int fd, const TcpRailHello& received, std::uint64_t engin
         ack.rails = {received.rail};
     }
     wire::Frame out{.rail_id = received.rail.rail_id, .connection_id = received.connection_id, .body = ack};
-    if (Status s = write_frame_blocking(fd, out, SteadyClock::instance().now() + timeout); !s) return s;
+    if (Status s = write_frame_blocking(fd, out, SteadyClock::fresh() + timeout); !s) return s;
     if (result == wire::HelloResult::VersionMismatch)
         return Status(Code::Unsupported, "tcp hello: peer speaks no common protocol version");
     return Status::ok();
