@@ -234,6 +234,7 @@ SCRIPT_TESTS = \
 	tests/simverbs/check/ctl_protocol.sh \
 	tests/netns/tcp-link.sh \
 	tests/netns/all-pulled.sh \
+	tests/netns/one-side-pulled.sh \
 	tests/netns/tcp-heal.sh \
 	tests/netns/interpose-remote.sh \
 	tests/man/check-man-pages.sh \
