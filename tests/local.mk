@@ -137,6 +137,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_peer_goodbye \
 	tests/unit/engine/test_engine_stranger \
 	tests/unit/engine/test_auth_mismatch \
+	tests/unit/engine/test_plain_opening \
 	tests/unit/engine/test_job_key \
 	tests/unit/engine/test_engine_stats \
 	tests/unit/engine/test_engine_slots \

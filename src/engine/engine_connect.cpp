@@ -41,6 +41,10 @@ namespace tent {
 
 namespace {
 
+// A connector's blob and Hello (authentication off) are a few hundred bytes
+// each: one read takes both.
+constexpr std::size_t kOpeningReadAhead = 4096;
+
 wire::RailKind rail_kind_of(const TransportProvider& p) {
     return p.kind() == TransportKind::Rdma ? wire::RailKind::Verbs : wire::RailKind::Tcp;
 }
@@ -301,11 +305,14 @@ Result<Engine::HandshakeReply> Engine::answer_hello(const wire::Frame& blob_fram
 // Authentication off: the handshake read on the socket as accepted.
 void Engine::serve_handshake(UniqueFd fd) {
     if (!set_blocking_with_timeout(fd.get(), params_.connect_timeout)) return;
+    // The connector writes its blob and Hello at once and then waits for
+    // the HelloAck: both are taken in as few reads as they arrived in (most
+    // often one), and nothing may follow them.
+    std::vector<std::uint8_t> opening;
+    auto blob = take_frame(fd.get(), opening, kOpeningReadAhead);
     // A peer with authentication on opens with its greeting: told why it is
     // closed (it reports the same), rather than left with a bare close.
-    std::array<std::uint8_t, 4> head{};
-    if (::recv(fd.get(), head.data(), head.size(), MSG_PEEK | MSG_WAITALL) == static_cast<ssize_t>(head.size()) &&
-        wire::is_auth_message(head)) {
+    if (!blob && wire::is_auth_message(opening)) {
         const auto no = wire::refusal(wire::RefusalReason::AuthMismatch);
         (void)!::send(fd.get(), no.data(), no.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
         auto peer = tcp::peer_address_of(fd.get());
@@ -313,12 +320,9 @@ void Engine::serve_handshake(UniqueFd fd) {
                   peer ? peer->to_string().c_str() : "?", wire::auth_mismatch().message().c_str());
         return;
     }
-    auto blob = recv_frame(fd.get());
-    if (!blob) {
-        TENT_WARN("engine-handshake", "rejected a control connection: %s", blob.status().to_string().c_str());
-        return;
-    }
-    auto hello = recv_frame(fd.get());
+    auto hello = blob ? take_frame(fd.get(), opening, kOpeningReadAhead) : Result<wire::Frame>(blob.status());
+    if (hello && !opening.empty())
+        hello = Status(Code::InvalidArgument, "control channel: the peer sent more than its blob and Hello");
     if (!hello) {
         TENT_WARN("engine-handshake", "rejected a control connection: %s", hello.status().to_string().c_str());
         return;

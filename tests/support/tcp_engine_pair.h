@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -108,6 +109,26 @@ inline int dial_tcp(const wire::TcpAddress& a) {
         return -1;
     }
     return fd;
+}
+
+inline void send_bytes(int fd, const void* p, std::size_t n) { (void)!::send(fd, p, n, MSG_NOSIGNAL); }
+
+// Reads until the engine closes the socket (or 5 s pass on a dial_tcp()
+// socket); returns the bytes read, or -1 when the socket stayed open.
+inline long bytes_until_closed(int fd, std::vector<std::uint8_t>* got = nullptr) {
+    long total = 0;
+    for (int i = 0; i < 1000; ++i) {
+        char buf[256];
+        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n > 0) {
+            total += n;
+            if (got) got->insert(got->end(), buf, buf + n);
+            continue;
+        }
+        if (n == 0 || errno == ECONNRESET) return total;
+        return -1;  // timed out: still open
+    }
+    return -1;
 }
 
 // Opens a control connection on fd (connected to an engine's control port,

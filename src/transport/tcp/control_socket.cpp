@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -136,31 +137,39 @@ Status send_frame(int fd, const wire::Frame& frame) {
     return Status::ok();
 }
 
-Result<wire::Frame> recv_frame(int fd, std::vector<std::uint8_t> start) {
-    std::vector<std::uint8_t> buf = std::move(start);
+Result<wire::Frame> take_frame(int fd, std::vector<std::uint8_t>& buf, std::size_t read_ahead) {
     for (;;) {
         auto scan = wire::scan_frame(buf);
         // A side with authentication on speaks first (or refuses) in its own messages.
         if (scan.state == wire::ScanState::Error) return wire::is_auth_message(buf) ? wire::auth_mismatch() : scan.error;
         if (scan.state == wire::ScanState::Complete) {
-            if (scan.bytes != buf.size())
-                return Status(Code::InvalidArgument, "control channel: the peer sent more than its reply");
-            return wire::decode_frame(buf);
+            auto frame = wire::decode_frame(std::span(buf).first(scan.bytes));
+            buf.erase(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(scan.bytes));
+            return frame;
         }
-        std::size_t old = buf.size();
-        buf.resize(old + scan.bytes);
-        for (std::size_t got = 0; got < scan.bytes;) {
-            ssize_t n = ::recv(fd, buf.data() + old + got, scan.bytes - got, 0);
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-                return Status(Code::Timeout, "control receive timed out");
-            if (n < 0) return Status::from_errno(errno, "control receive");
-            if (n == 0)
-                return wire::is_auth_message(buf) ? wire::auth_mismatch()
-                                                  : Status(Code::PeerUnreachable, "control connection closed by the peer");
-            got += static_cast<std::size_t>(n);
+        // NeedMore names a lower bound: reading exactly that much never
+        // takes a byte of what follows; read_ahead allows that many more.
+        const std::size_t need = buf.size() + scan.bytes;
+        while (buf.size() < need) {
+            const std::size_t have = buf.size();
+            buf.resize(need + read_ahead);
+            const ssize_t n = ::recv(fd, buf.data() + have, buf.size() - have, 0);
+            const int err = errno;
+            buf.resize(have + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+            if (n > 0 || (n < 0 && err == EINTR)) continue;
+            if (n < 0 && (err == EAGAIN || err == EWOULDBLOCK)) return Status(Code::Timeout, "control receive timed out");
+            if (n < 0) return Status::from_errno(err, "control receive");
+            return wire::is_auth_message(buf) ? wire::auth_mismatch()
+                                              : Status(Code::PeerUnreachable, "control connection closed by the peer");
         }
     }
+}
+
+Result<wire::Frame> recv_frame(int fd, std::vector<std::uint8_t> start) {
+    std::vector<std::uint8_t> buf = std::move(start);
+    auto frame = take_frame(fd, buf, 0);
+    if (frame && !buf.empty()) return Status(Code::InvalidArgument, "control channel: the peer sent more than its reply");
+    return frame;
 }
 
 } // namespace tent

@@ -33,6 +33,11 @@ Status send_frame(int fd, const wire::Frame& frame);
 // first bytes when a reader before this one took them (and no more than
 // the frame: anything behind it is an error).
 Result<wire::Frame> recv_frame(int fd, std::vector<std::uint8_t> start = {});
+// The first frame of `buf` and of what follows it on fd, taken out of buf;
+// each read takes at most `read_ahead` bytes beyond the frame, which stay in
+// buf for the next call: more than 0 only where the peer sends nothing after
+// these frames before it hears back (else they may be the next reader's).
+Result<wire::Frame> take_frame(int fd, std::vector<std::uint8_t>& buf, std::size_t read_ahead);
 
 std::string tcp_address_text(const wire::TcpAddress& addr);
 

@@ -70,26 +70,6 @@ long rss_kib() {
     return -1;
 }
 
-void send_bytes(int fd, const void* p, std::size_t n) { (void)!::send(fd, p, n, MSG_NOSIGNAL); }
-
-// Reads until the engine closes the socket (or 5 s pass); returns the bytes
-// read, or -1 when the socket stayed open.
-long bytes_until_closed(int fd, std::vector<std::uint8_t>* got = nullptr) {
-    long total = 0;
-    for (int i = 0; i < 1000; ++i) {
-        char buf[256];
-        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-        if (n > 0) {
-            total += n;
-            if (got) got->insert(got->end(), buf, buf + n);
-            continue;
-        }
-        if (n == 0 || errno == ECONNRESET) return total;
-        return -1;  // timed out: still open
-    }
-    return -1;
-}
-
 // The Answer: its header, then as many rail tokens as the header counts.
 std::vector<std::uint8_t> read_answer(int fd) {
     std::vector<std::uint8_t> c(wire::kAnswerSize);
