@@ -178,6 +178,7 @@ int run_client(const Options& o) {
                 std::chrono::duration<double>(background->last_completion() - background->first_post()).count();
     }
     const std::vector<std::uint64_t>& last_seq = main_stream.last_seq();
+    const std::vector<std::uint64_t>& failed = main_stream.failed_seqs();
     if (o.verify_writes && stall.empty() && main_stream.verified() + r.mismatches < r.ops) {
         ++r.mismatches;
         if (r.check_detail.empty())
@@ -189,6 +190,7 @@ int run_client(const Options& o) {
     std::uint64_t server_mismatches = 0, received = 0;
     std::vector<std::uint8_t> detail;
     if (!sock.send_u64(r.ops) || !sock.send_all(last_seq.data(), last_seq.size() * 8) ||
+        !sock.send_u64(failed.size()) || !sock.send_all(failed.data(), failed.size() * 8) ||
         !sock.recv_u64(server_mismatches) || !sock.recv_u64(received) || !sock.recv_bytes(detail, 1u << 16)) {
         ++r.errors;
         if (main_stream.first_error().empty() && stall.empty()) stall = "the server did not report its check result";

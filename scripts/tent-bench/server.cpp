@@ -1,5 +1,6 @@
 // The server: offers one region of depth x size bytes to the client's writes
 // and reads, receives its messages, and checks what arrived when asked.
+#include <algorithm>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -24,14 +25,21 @@ namespace {
 
 // Receives the client's messages on the thread driving the engine (its
 // progress thread, or this program's in tent_wait()) and checks
-// their length, sequence number (order, exactly once) and content.
+// their length, sequence number (order, exactly once) and content. A
+// number passed over is noted: a send that failed at the client may be
+// missing (its sender gave up on it), any other may not (checked at the
+// end, against the client's list).
 struct Receiver {
     std::uint64_t size = 0;
     bool check = false;
     std::atomic<std::uint64_t> received{0};
+    std::atomic<std::uint64_t> next_seq{0};  // the number the next message should carry, at least
     std::atomic<std::uint64_t> mismatches{0};
     std::mutex mu;
     std::string detail;  // the first mismatch
+    std::vector<std::uint64_t> passed_over;  // under mu, in order
+
+    static constexpr std::uint64_t kMaxPassedOver = 1 << 20;
 
     void note(std::string what) {
         mismatches.fetch_add(1);
@@ -40,19 +48,28 @@ struct Receiver {
     }
 
     void on_message(const std::uint8_t* p, std::size_t n) {
-        std::uint64_t seq = received.load(std::memory_order_relaxed);
+        std::uint64_t seq = next_seq.load(std::memory_order_relaxed);
         if (check) {
+            const std::uint64_t carried = n == size ? read_seq(p, n) : seq;
             if (n != size) {
                 note("message " + std::to_string(seq) + " has " + std::to_string(n) + " bytes, not " +
                      std::to_string(size));
-            } else if (!seq_matches(p, n, seq)) {
-                note("message " + std::to_string(seq) + " arrived carrying sequence number " +
-                     std::to_string(read_seq(p, n)) + " (out of order, duplicated or lost)");
-            } else if (std::size_t at = find_mismatch(p, n, seq, 8); at != n) {
-                note("message " + std::to_string(seq) + " differs at byte " + std::to_string(at));
+            } else if (carried < seq || carried - seq > kMaxPassedOver) {
+                note("message " + std::to_string(received.load()) + " arrived carrying sequence number " +
+                     std::to_string(carried) + ", after " + std::to_string(seq) + " was due (out of order or duplicated)");
+            } else {
+                {
+                    std::lock_guard lock(mu);
+                    for (std::uint64_t s = seq; s < carried && passed_over.size() < kMaxPassedOver; ++s)
+                        passed_over.push_back(s);
+                }
+                seq = carried;
+                if (std::size_t at = find_mismatch(p, n, seq, 8); at != n)
+                    note("message " + std::to_string(seq) + " differs at byte " + std::to_string(at));
             }
         }
-        received.store(seq + 1, std::memory_order_release);
+        next_seq.store(seq + 1, std::memory_order_release);
+        received.fetch_add(1, std::memory_order_release);
     }
 };
 
@@ -131,6 +148,7 @@ int run_server(const Options& o) {
     // writes, the sequence number of the last write into each slot.
     std::uint64_t ops_ok = 0;
     std::vector<std::uint64_t> last_seq(p.depth);
+    std::vector<std::uint64_t> failed;  // the client's failed operations, in order
     // Checked writes: each one is verified here, at its target, when the
     // client's note says it completed (write_check.h).
     const bool verify_writes = op == Op::Write && p.check == kVerifyWrites;
@@ -146,28 +164,46 @@ int run_server(const Options& o) {
             for (int i = 0; i < n; ++i) verifier.on_completion(comps[i]);
             if (n <= 0) (void)tent_wait(engine.get(), 10);
         }
-        if (!peer.recv_u64(ops_ok) || !peer.recv_all(last_seq.data(), last_seq.size() * 8))
+        std::uint64_t failures = 0;
+        if (!peer.recv_u64(ops_ok) || !peer.recv_all(last_seq.data(), last_seq.size() * 8) ||
+            !peer.recv_u64(failures) || failures > (1u << 24))
             return fail("the client went away before it was done");
+        failed.resize(failures);
+        if (!peer.recv_all(failed.data(), failures * 8)) return fail("the client went away before it was done");
     }
 
     std::uint64_t mismatches = 0;
     std::string detail;
+    std::uint64_t noted_at_count = 0;  // the receiver's findings when the check was made
     if (op == Op::Send) {
-        // A send completes at the sender before the receiver may have
-        // handed the message over; wait (bounded) for the stragglers.
+        // Every message the client sent without an error must arrive; one
+        // that failed there may or may not. A send completes at the sender
+        // before the receiver may have handed the message over: wait
+        // (bounded) for the stragglers, up to the last that must come.
+        const auto failed_here = [&](std::uint64_t s) { return std::binary_search(failed.begin(), failed.end(), s); };
+        const std::uint64_t total = ops_ok + failed.size();
+        std::uint64_t must_end = 0;  // one past the last message that must arrive
+        for (std::uint64_t s = total; s > 0 && must_end == 0; --s)
+            if (!failed_here(s - 1)) must_end = s;
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-        while (receiver.received.load() < ops_ok && std::chrono::steady_clock::now() < deadline)
+        while (receiver.next_seq.load() < must_end && std::chrono::steady_clock::now() < deadline)
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        mismatches = receiver.mismatches.load();
+        mismatches = noted_at_count = receiver.mismatches.load();
+        std::uint64_t lost = 0, first_lost = 0;
         {
             std::lock_guard lock(receiver.mu);
             detail = receiver.detail;
+            for (std::uint64_t s : receiver.passed_over)
+                if (!failed_here(s) && lost++ == 0) first_lost = s;
         }
-        std::uint64_t got = receiver.received.load();
-        if (got != ops_ok) {
-            ++mismatches;
+        for (std::uint64_t s = receiver.next_seq.load(); s < must_end; ++s)
+            if (!failed_here(s) && lost++ == 0) first_lost = s;
+        if (lost > 0) {
+            mismatches += lost;
             if (detail.empty())
-                detail = std::to_string(got) + " messages received, " + std::to_string(ops_ok) + " sent";
+                detail = std::to_string(lost) + " messages sent without an error never arrived, the first " +
+                         std::to_string(first_lost) + " (" + std::to_string(receiver.received.load()) +
+                         " received, " + std::to_string(ops_ok) + " sent without an error)";
         }
     } else if (op == Op::Write && check) {
         if (verify_writes) {
@@ -216,12 +252,13 @@ int run_server(const Options& o) {
     (void)setsockopt(peer.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     char byte;
     (void)::recv(peer.fd(), &byte, 1, 0);
-    // Exactly once: a message delivered again after the count was taken
-    // (the client's engine is closed now, nothing more can come).
-    if (op == Op::Send && receiver.received.load() != ops_ok && mismatches == 0) {
-        ++mismatches;
-        detail = std::to_string(receiver.received.load()) + " messages received by the end, " +
-                 std::to_string(ops_ok) + " sent";
+    // Exactly once: a message delivered again after the check was made
+    // (the client's engine is closed now, nothing more can come) breaks the
+    // order the receiver checks.
+    if (op == Op::Send && receiver.mismatches.load() > noted_at_count) {
+        mismatches += receiver.mismatches.load() - noted_at_count;
+        std::lock_guard lock(receiver.mu);
+        if (detail.empty()) detail = receiver.detail + " (after the check)";
     }
 
     if (o.json)

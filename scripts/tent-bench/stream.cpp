@@ -146,6 +146,7 @@ bool Stream::post(tent_peer_t* peer, const std::vector<std::uint8_t>& key, std::
         ++posted_;
         if (rc != TENT_OK) {
             note_error(std::string("post: ") + tent_strerror(rc));
+            failed_seqs_.push_back(posted_ - 1);
             if (spec_.op == Op::Write) last_seq_[s] = kFailedSlot;
             // Back to the caller, which checks the clock before posting again.
             return rc != TENT_ERR_PEER_UNREACHABLE;
@@ -184,6 +185,7 @@ void Stream::complete(const tent_completion_t& c, Clock::time_point now) {
     }
     if (c.status != TENT_OK) {
         note_error(std::string(op_name(spec_.op)) + " " + std::to_string(seq) + ": " + tent_strerror(c.status));
+        failed_seqs_.insert(std::upper_bound(failed_seqs_.begin(), failed_seqs_.end(), seq), seq);
         if (spec_.op == Op::Write) last_seq_[s] = kFailedSlot;
         return;
     }
@@ -209,6 +211,8 @@ void Stream::abandon(const std::string& why, Clock::time_point now) {
     note_error(why);
     report_.errors += inflight_ - 1;
     inflight_ = 0;
+    for (std::uint64_t seq : slot_seq_)
+        if (seq != kNoSeq) failed_seqs_.insert(std::upper_bound(failed_seqs_.begin(), failed_seqs_.end(), seq), seq);
 }
 
 } // namespace tent_bench

@@ -78,6 +78,9 @@ public:
     // (kNoSeq: never written, kFailedSlot: the last write failed).
     const std::vector<std::uint64_t>& last_seq() const { return last_seq_; }
     const std::string& first_error() const { return first_error_; }
+    // The sequence numbers of the operations that failed, in order: a
+    // failed send may or may not have arrived, the others must have.
+    const std::vector<std::uint64_t>& failed_seqs() const { return failed_seqs_; }
     Clock::time_point first_post() const { return first_post_; }
     Clock::time_point last_completion() const { return last_completion_; }
     Report& report() { return report_; }
@@ -108,6 +111,7 @@ private:
     std::uint64_t inflight_ = 0;
     std::uint64_t verified_ = 0;
     std::string first_error_;
+    std::vector<std::uint64_t> failed_seqs_;
     Clock::time_point first_post_{};
     Clock::time_point last_completion_{};
 };

@@ -346,6 +346,7 @@ private:
     // peer's credit to us, and the SENDs that waited for it.
     void grant_credit(Connection& conn);
     void on_send_credit(Connection& conn, const wire::SendCredit& credit);
+    void on_send_abandoned(Connection& conn, std::uint64_t msg_seq);
     void start_credit_waiting(Connection& conn);
     // Atomics in start order (policy/atomic_order.h; engine_atomic_order.cpp).
     bool atomic_may_start_now(const Connection& conn) const;

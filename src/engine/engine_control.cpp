@@ -6,6 +6,8 @@
 //   PortState              one of the sender's ports went down or came back
 //   SendCredit             messages the application took here, and our window
 //                          (flow control of messages: send_flow.h)
+//   SendAbandoned{seq}     the peer gave up on its message seq: the later ones
+//                          are delivered without it
 // The channel is a TCP socket; a peer that closes it is unreachable.
 #include <sys/socket.h>
 
@@ -92,6 +94,8 @@ void Engine::on_control_frame(Connection& conn, const wire::Frame& frame) {
         on_peer_rearm_frame(conn, frame.rail_id, static_cast<std::uint32_t>(answer->nonce), true);
     } else if (const auto* credit = std::get_if<wire::SendCredit>(&frame.body)) {
         on_send_credit(conn, *credit);
+    } else if (const auto* abandoned = std::get_if<wire::SendAbandoned>(&frame.body)) {
+        on_send_abandoned(conn, abandoned->msg_seq);
     } else if (const auto* port = std::get_if<wire::PortState>(&frame.body)) {
         on_peer_port_state(conn, *port);
     } else if (std::holds_alternative<wire::Goodbye>(frame.body)) {

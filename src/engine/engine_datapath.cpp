@@ -71,6 +71,20 @@ void Engine::on_send_credit(Connection& conn, const wire::SendCredit& credit) {
     start_credit_waiting(conn);
 }
 
+// The peer gave up on one of its messages: the later ones it holds up go to
+// the application, and a credit goes back at once (the peer's window may be
+// full of messages held up behind it, or of its own weight).
+void Engine::on_send_abandoned(Connection& conn, std::uint64_t msg_seq) {
+    if (Status s = conn.reassembler.abandon(msg_seq); !s) {
+        TENT_WARN("send-abandoned-ignored", "%s: %s", conn.peer.hostname.c_str(), s.to_string().c_str());
+        return;
+    }
+    TENT_DEBUG("send-abandoned", "message %llu from %s given up by its sender: later ones are delivered without it",
+               static_cast<unsigned long long>(msg_seq), conn.peer.hostname.c_str());
+    deliver(conn);
+    grant_credit(conn);
+}
+
 void Engine::grant_credit(Connection& conn) {
     send_control(conn, wire::Frame{0, 0, conn.id, 0,
                                    wire::SendCredit{conn.reassembler.last_delivered(), conn.credit.window()}});
@@ -566,6 +580,11 @@ void Engine::finish_op(std::uint64_t op_id) {
     const TimePoint now = clock_.now();
     priority_activity_.finished(op->options.priority, now);
     if (auto conn = connections_.find(op->peer); conn != connections_.end()) {
+        // The peer delivers messages strictly in order: a message given up
+        // here would hold up every later one there, for good (also once the
+        // rails are back). It is told to go on without it.
+        if (op->type == OpType::Send && op->msg_seq != 0 && !op->error.is_ok())
+            send_control(*conn->second, wire::Frame{0, 0, conn->second->id, 0, wire::SendAbandoned{op->msg_seq}});
         atomic_closed(*conn->second, *op);
         QosLane& lane = conn->second->lane;
         if (lane.rail && lane.level == op->options.priority) lane.last_used = now;

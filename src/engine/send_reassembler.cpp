@@ -6,7 +6,7 @@
 namespace tent {
 
 Status SendReassembler::add(const SendHeader& h, std::span<const std::uint8_t> payload) {
-    if (h.msg_seq < next_) return Status::ok();  // already released: a replayed duplicate
+    if (h.msg_seq < next_ || abandoned_.count(h.msg_seq)) return Status::ok();  // a replayed duplicate, or given up
     if (h.total > max_message_)
         return Status(Code::InvalidArgument, "message " + std::to_string(h.msg_seq) + " of " + std::to_string(h.total) +
                                                  " bytes exceeds the limit");
@@ -42,6 +42,25 @@ void SendReassembler::pop_ready() {
     if (!ready()) return;
     partial_.erase(next_);
     ++next_;
+    skip_abandoned();
+}
+
+Status SendReassembler::abandon(std::uint64_t msg_seq) {
+    if (msg_seq < next_ || abandoned_.count(msg_seq)) return Status::ok();
+    if (msg_seq - next_ > kMaxAbandonedAhead || abandoned_.size() >= kMaxAbandonedAhead)
+        return Status(Code::InvalidArgument, "message " + std::to_string(msg_seq) + " abandoned while " +
+                                                 std::to_string(next_) + " is the next to deliver: too far ahead");
+    partial_.erase(msg_seq);
+    abandoned_.insert(msg_seq);
+    skip_abandoned();
+    return Status::ok();
+}
+
+void SendReassembler::skip_abandoned() {
+    while (!abandoned_.empty() && *abandoned_.begin() == next_) {
+        abandoned_.erase(abandoned_.begin());
+        ++next_;
+    }
 }
 
 } // namespace tent

@@ -42,7 +42,19 @@ public:
         return header.msg_seq == next_ && header.offset == 0 && payload_length == header.total &&
                header.total <= max_message_ && partial_.empty();
     }
-    void release_next() { ++next_; }
+    void release_next() {
+        ++next_;
+        skip_abandoned();
+    }
+
+    // The sender gave up on message msg_seq (wire::SendAbandoned): what is
+    // held of it goes, later messages are released without it, and its
+    // fragments that still arrive are duplicates. Nothing when it was
+    // released already. An error (nothing changes) for a number more than
+    // kMaxAbandonedAhead beyond the next one or beyond that many held: a
+    // sender never has that many messages outstanding (its window).
+    Status abandon(std::uint64_t msg_seq);
+    static constexpr std::uint64_t kMaxAbandonedAhead = 1 << 20;
 
     // Highest sequence number released (0 before the first), the value a
     // Sync exchange reports before a replay.
@@ -57,8 +69,11 @@ private:
         std::vector<std::uint8_t> data;
     };
     std::uint64_t max_message_;
+    void skip_abandoned();
+
     std::uint64_t next_ = 1;
     std::map<std::uint64_t, Partial> partial_;
+    std::set<std::uint64_t> abandoned_;  // beyond next_
 };
 
 } // namespace tent

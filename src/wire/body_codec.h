@@ -93,6 +93,10 @@ void encode_body(const SendCredit& b, ByteWriter& w);
 Status decode_body(ByteReader& r, SendCredit& b);
 Status validate_body(const SendCredit& b);
 
+void encode_body(const SendAbandoned& b, ByteWriter& w);
+Status decode_body(ByteReader& r, SendAbandoned& b);
+Status validate_body(const SendAbandoned& b);
+
 void encode_body(const PortState& b, ByteWriter& w);
 Status decode_body(ByteReader& r, PortState& b);
 Status validate_body(const PortState& b);

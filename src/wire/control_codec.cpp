@@ -8,6 +8,7 @@
 //   SyncRequest/Reply            epoch u32, last delivered u64
 //   PortState                    hca index u8, port u8, condition u8
 //   SendCredit                   delivered u64, window u64
+//   SendAbandoned                message sequence number u64
 #include <set>
 #include <string>
 
@@ -241,6 +242,18 @@ Status decode_body(ByteReader& r, SendCredit& b) {
 
 Status validate_body(const SendCredit& b) {
     if (b.window == 0) return invalid(SendCredit::kType, "window 0");
+    return Status::ok();
+}
+
+void encode_body(const SendAbandoned& b, ByteWriter& w) { w.u64(b.msg_seq); }
+
+Status decode_body(ByteReader& r, SendAbandoned& b) {
+    if (!r.u64(b.msg_seq, "message sequence number")) return truncated(SendAbandoned::kType, r);
+    return Status::ok();
+}
+
+Status validate_body(const SendAbandoned& b) {
+    if (b.msg_seq == 0) return invalid(SendAbandoned::kType, "message sequence number 0");
     return Status::ok();
 }
 

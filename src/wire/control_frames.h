@@ -114,6 +114,17 @@ struct SendCredit {
     bool operator==(const SendCredit&) const = default;
 };
 
+// The sender's engine gave up on its message msg_seq (the request failed:
+// no rail to the receiver for failover_timeout_ms, or its failovers ran
+// out) after some or none of it arrived. The receiver, which delivers
+// messages strictly in order, drops what it holds of it and delivers the
+// later ones; a fragment of it that arrives afterwards is a duplicate.
+struct SendAbandoned {
+    static constexpr FrameType kType = FrameType::SendAbandoned;
+    uint64_t msg_seq = 1;  // >= 1
+    bool operator==(const SendAbandoned&) const = default;
+};
+
 // The sender's HCA entry hca_index (in its address blob) has a port that
 // went down, came back, or a device that failed.
 enum class PortCondition : uint8_t { Down = 0, Active = 1, DeviceFatal = 2 };

@@ -16,7 +16,7 @@ namespace tent::wire {
 
 using FrameBody = std::variant<Hello, HelloAck, AddressBlob, Goodbye, Write, ReadRequest,
                                ReadResponse, Send, Ack, Nack, Atomic, AtomicResponse, Heartbeat, HeartbeatAck, Probe,
-                               ProbeReply, SyncRequest, SyncReply, PortState, SendCredit>;
+                               ProbeReply, SyncRequest, SyncReply, PortState, SendCredit, SendAbandoned>;
 
 struct Frame {
     uint16_t flags = 0;         // kFlag* allowed for the type

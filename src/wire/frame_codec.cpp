@@ -58,6 +58,7 @@ Result<FrameBody> decode_body_of(FrameType t, std::span<const uint8_t> payload) 
     case FrameType::SyncRequest: return decode_as<SyncRequest>(payload);
     case FrameType::SyncReply: return decode_as<SyncReply>(payload);
     case FrameType::SendCredit: return decode_as<SendCredit>(payload);
+    case FrameType::SendAbandoned: return decode_as<SendAbandoned>(payload);
     case FrameType::PortState: return decode_as<PortState>(payload);
     }
     // decode_header already rejected unknown types.

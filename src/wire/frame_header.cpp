@@ -51,6 +51,7 @@ size_t max_payload_length(FrameType t) {
     case FrameType::SyncRequest:
     case FrameType::SyncReply: return 4 + 8;
     case FrameType::SendCredit: return 8 + 8;
+    case FrameType::SendAbandoned: return 8;
     case FrameType::PortState: return 1 + 1 + 1;
     }
     return 0;

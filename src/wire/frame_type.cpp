@@ -25,6 +25,7 @@ const char* frame_type_name(FrameType t) {
     case FrameType::SyncRequest: return "sync request";
     case FrameType::SyncReply: return "sync reply";
     case FrameType::SendCredit: return "send credit";
+    case FrameType::SendAbandoned: return "send abandoned";
     case FrameType::PortState: return "port state";
     }
     return "unknown";

@@ -31,6 +31,9 @@ enum class FrameType : uint8_t {
     SyncReply = 31,
     // Flow control of two-sided messages: what the receiver let through.
     SendCredit = 32,
+    // The sender gave up on a two-sided message: the receiver delivers the
+    // later ones without it.
+    SendAbandoned = 33,
     // A port of the sender changed state (its own asynchronous event), so
     // the receiver attributes faults of its rails to that remote port.
     PortState = 40,

@@ -109,6 +109,52 @@ Test(send_reassembler, whole_next_message_may_skip_the_copy_exactly_once) {
     cr_expect(r.next_whole({4, 0, 0}, 0), "an empty message is whole");
 }
 
+// A message its sender gave up on (wire::SendAbandoned) no longer holds up
+// the later ones: what arrived of it goes, its late fragments are
+// duplicates, and a message given up before the one being waited for is
+// skipped once that one is released (on both release paths).
+Test(send_reassembler, abandoned_message_no_longer_holds_up_later_ones) {
+    SendReassembler r;
+    auto m2 = pattern(2, 10), m3 = pattern(3, 10), m4 = pattern(4, 20), m6 = pattern(6, 10);
+    cr_assert(r.add({1, 0, 10}, pattern(1, 10)).is_ok());
+    expect_released(r, pattern(1, 10));
+    // Message 2 half arrived, 3 whole: both wait for 2.
+    cr_assert(r.add({2, 0, 10}, std::vector<std::uint8_t>(m2.begin(), m2.begin() + 5)).is_ok());
+    cr_assert(r.add({3, 0, 10}, m3).is_ok());
+    cr_expect_null(r.ready());
+    cr_assert(r.abandon(2).is_ok());
+    cr_expect_eq(r.last_delivered(), 2u, "message 2 counts as passed");
+    expect_released(r, m3);
+    // Its other half, late: a duplicate, never released.
+    cr_assert(r.add({2, 5, 10}, std::vector<std::uint8_t>(m2.begin() + 5, m2.end())).is_ok());
+    cr_expect_null(r.ready());
+    cr_expect_not(r.next_whole({2, 0, 10}, 10));
+    // Message 5 given up before 4 arrived: 4 is released, then 5 is passed.
+    cr_assert(r.abandon(5).is_ok());
+    cr_assert(r.add({6, 0, 10}, m6).is_ok());
+    cr_expect_null(r.ready(), "message 4 is still to come");
+    cr_assert(r.add({4, 0, 20}, m4).is_ok());
+    expect_released(r, m4);
+    expect_released(r, m6);
+    cr_expect_eq(r.last_delivered(), 6u);
+    // The direct path passes a given-up message the same way.
+    cr_assert(r.abandon(8).is_ok());
+    cr_assert(r.next_whole({7, 0, 10}, 10));
+    r.release_next();
+    cr_expect_eq(r.last_delivered(), 8u);
+    cr_expect(r.next_whole({9, 0, 10}, 10));
+    // Giving up on a message already released changes nothing.
+    cr_expect(r.abandon(3).is_ok());
+    cr_expect_eq(r.last_delivered(), 8u);
+}
+
+Test(send_reassembler, abandon_far_ahead_is_refused) {
+    SendReassembler r;
+    cr_expect_not(r.abandon(SendReassembler::kMaxAbandonedAhead + 2).is_ok());
+    cr_expect(r.abandon(SendReassembler::kMaxAbandonedAhead).is_ok());
+    cr_expect_eq(r.last_delivered(), 0u, "nothing passed while message 1 is still to come");
+}
+
 Test(send_reassembler, rejects_inconsistent_fragments) {
     SendReassembler r(1000);
     std::vector<std::uint8_t> d(10, 1);

@@ -245,6 +245,7 @@ Test(frame_malformed, control_frame_fields) {
         {"sync request epoch 0", frame(FrameType::SyncRequest, Bytes().u32(0).u64(5)), "sync request: epoch 0"},
         {"sync reply epoch 0", frame(FrameType::SyncReply, Bytes().u32(0).u64(5)), "sync reply: epoch 0"},
         {"send credit window 0", frame(FrameType::SendCredit, Bytes().u64(5).u64(0)), "send credit: window 0"},
+        {"send abandoned 0", frame(FrameType::SendAbandoned, Bytes().u64(0)), "send abandoned: message sequence number 0"},
         {"port state hca 16", frame(FrameType::PortState, Bytes().u8(16).u8(1).u8(0)),
          "port state: hca index 16, maximum 15"},
         {"port state port 0", frame(FrameType::PortState, Bytes().u8(0).u8(0).u8(0)), "port state: port 0"},

@@ -184,6 +184,8 @@ Test(frame_roundtrip, completions_and_control) {
     expect_round_trip(make_frame(SyncReply{kU32Max, kU64Max}), "sync reply at the top");
     expect_round_trip(make_frame(SendCredit{0, 1}), "first credit, smallest window");
     expect_round_trip(make_frame(SendCredit{kU64Max, kU64Max}), "credit at the top");
+    expect_round_trip(make_frame(SendAbandoned{1}), "the first message abandoned");
+    expect_round_trip(make_frame(SendAbandoned{kU64Max}), "abandoned at the top");
     for (auto c : {PortCondition::Down, PortCondition::Active, PortCondition::DeviceFatal})
         expect_round_trip(make_frame(PortState{15, 255, c}), "port state");
     for (auto r : {GoodbyeReason::Normal, GoodbyeReason::ProtocolError, GoodbyeReason::Timeout})

@@ -147,6 +147,7 @@ inline std::vector<Frame> sample_frames() {
     v.push_back(make_frame(SyncReply{3, 40}));
     v.push_back(make_frame(PortState{1, 1, PortCondition::Down}));
     v.push_back(make_frame(SendCredit{40, 1 << 20}));
+    v.push_back(make_frame(SendAbandoned{41}));
     return v;
 }
 
