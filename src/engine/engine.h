@@ -338,7 +338,10 @@ private:
     bool retry_deferred();
     void finish_op(std::uint64_t op_id);
     void on_message(Connection& conn, const RailMessage& message);
-    void deliver(Connection& conn);
+    // Hands what is ready to the application; a credit goes back when one
+    // is due, or anyway with credit_owed (the delivered count moved without
+    // the application taking anything).
+    void deliver(Connection& conn, bool credit_owed = false);
     // One whole message to the callback or the next posted buffer; false
     // when neither is there (the message waits).
     bool deliver_one(Connection& conn, std::span<const std::uint8_t> message);

@@ -81,8 +81,7 @@ void Engine::on_send_abandoned(Connection& conn, std::uint64_t msg_seq) {
     }
     TENT_DEBUG("send-abandoned", "message %llu from %s given up by its sender: later ones are delivered without it",
                static_cast<unsigned long long>(msg_seq), conn.peer.hostname.c_str());
-    deliver(conn);
-    grant_credit(conn);
+    deliver(conn, true);
 }
 
 void Engine::grant_credit(Connection& conn) {
@@ -647,12 +646,12 @@ bool Engine::deliver_one(Connection& conn, std::span<const std::uint8_t> m) {
     return true;
 }
 
-void Engine::deliver(Connection& conn) {
+void Engine::deliver(Connection& conn, bool credit_owed) {
     while (const std::vector<std::uint8_t>* m = conn.reassembler.ready()) {
         if (!deliver_one(conn, *m)) break;
         conn.reassembler.pop_ready();
     }
-    if (conn.credit.due()) grant_credit(conn);
+    if (credit_owed || conn.credit.due()) grant_credit(conn);
 }
 
 } // namespace tent

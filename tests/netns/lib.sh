@@ -142,3 +142,42 @@ client_rails_up() {
 json() {
     python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
+
+# start_four_rail_pair OP: server and client (tent-bench --op OP, 64 KiB at
+# depth 8 for at most 20 s, checked) over both simulated HCAs and both TCP
+# rails, under wrap; returns once the client's rails are up and the run is
+# a second old. Sets spid and cpid (the tent-bench processes themselves).
+start_four_rail_pair() {
+    start_server
+    start_client 60 -- --op "$1" --size 64K --depth 8 --duration 20 --check \
+        --rails mlx5_0,mlx5_1,tcp:10.77.1.2,tcp:10.77.2.2
+    wait_rails_up
+    spid=$(bench_pid_of "$server_pid") || fail "no server process"
+    cpid=$(bench_pid_of "$client_pid") || fail "no client process"
+    sleep 1
+    kill -0 "$client_pid" 2>/dev/null || fail "the client ended before the pull"
+}
+
+# check_peer_unreachable WHAT OP T_PULL: the client's first error is OP's
+# "peer unreachable", its message names all four rails and came at most
+# limit_ms after T_PULL; the run's JSON shows errors and no mismatch. Sets
+# msg and msg_ms.
+check_peer_unreachable() {
+    local what=$1 op=$2 t_pull=$3 err=$NS_TMP/client.err rail
+    grep -q "first: $op [0-9]*: peer unreachable" "$err" ||
+        fail "$what: the client's first error is not 'peer unreachable'"
+    msg=$(grep -m1 "peer unreachable: " "$err") || fail "$what: no 'peer unreachable: ...' message"
+    for rail in mlx5_0 mlx5_1 10.77.1. 10.77.2.; do
+        case $msg in *"$rail"*) ;; *) fail "$what: the message does not name the rail $rail" ;; esac
+    done
+    msg_ms=$(ms_between "$t_pull" "${msg%% *}")
+    [ "$msg_ms" -le "$limit_ms" ] || fail "$what: peer unreachable after $msg_ms ms, more than $limit_ms ms"
+    python3 - "$NS_TMP/client.out" <<'PY' || fail "$what: JSON of the run"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["errors"] > 0 and r["mismatches"] == 0, r
+assert r["bytes"] == r["ops"] * r["size"], r
+assert len(r["rails"]) == 4, r["rails"]
+print("rail states at the end: " + ", ".join("%s %s" % (x["name"], x["state"]) for x in r["rails"]))
+PY
+}

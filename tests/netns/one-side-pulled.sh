@@ -33,14 +33,7 @@ pull_one_side() {
     fabric=netns-$NS_TAG-$round
     wrap=("$SV_RUN" --fabric "$fabric" --dir "$sv_dir" --)
     ctl=("$SV_CTL" --fabric "$fabric" --dir "$sv_dir")
-    start_server
-    start_client 60 -- --op "$op" --size 64K --depth 8 --duration 20 --check \
-        --rails mlx5_0,mlx5_1,tcp:10.77.1.2,tcp:10.77.2.2
-    wait_rails_up
-    spid=$(bench_pid_of "$server_pid") || fail "no server process"
-    cpid=$(bench_pid_of "$client_pid") || fail "no client process"
-    sleep 1
-    kill -0 "$client_pid" 2>/dev/null || fail "the client ended before the pull"
+    start_four_rail_pair "$op"
     if [ "$side" = client ]; then vpid=$cpid vns=$NS_C; else vpid=$spid vns=$NS_S; fi
 
     t_pull=$(now)
@@ -58,23 +51,8 @@ NFT
     wait_pid "$client_pid" 15
     [ "$rc" -ne 124 ] || fail "$side pulled: the client hung, still running 15 s after the pull"
     [ "$rc" -ne 0 ] || fail "$side pulled: the client exited 0 with every path gone"
-    local err=$NS_TMP/client.err msg
-    grep -q "first: $op [0-9]*: peer unreachable" "$err" ||
-        fail "$side pulled: the client's first error is not 'peer unreachable'"
-    msg=$(grep -m1 "peer unreachable: " "$err") || fail "$side pulled: no 'peer unreachable: ...' message"
-    for rail in mlx5_0 mlx5_1 10.77.1. 10.77.2.; do
-        case $msg in *"$rail"*) ;; *) fail "$side pulled: the message does not name the rail $rail" ;; esac
-    done
-    local msg_ms
-    msg_ms=$(ms_between "$t_pull" "${msg%% *}")
+    check_peer_unreachable "$side pulled" "$op" "$t_pull"
     echo "$side pulled ($op): peer unreachable $msg_ms ms after the pull (limit $limit_ms ms)"
-    [ "$msg_ms" -le "$limit_ms" ] || fail "$side pulled: peer unreachable after $msg_ms ms, more than $limit_ms ms"
-    python3 - "$NS_TMP/client.out" <<'PY' || fail "$side pulled: JSON of the run"
-import json, sys
-r = json.load(open(sys.argv[1]))
-assert r["errors"] > 0 and r["mismatches"] == 0, r
-assert r["bytes"] == r["ops"] * r["size"], r
-PY
     kill "$server_pid" 2>/dev/null
     wait_pid "$server_pid" 10
     ip netns exec "$vns" nft delete table inet tentpull || fail "cannot remove the nft rules in $vns"

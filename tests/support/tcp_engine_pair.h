@@ -131,6 +131,22 @@ inline long bytes_until_closed(int fd, std::vector<std::uint8_t>* got = nullptr)
     return -1;
 }
 
+// A connector's opening: the address blob some_blob under engine id
+// blob_engine, then a Hello naming hello_engine on connection connection_id.
+inline std::vector<std::uint8_t> opening_bytes(std::span<const std::uint8_t> some_blob, std::uint64_t blob_engine,
+                                               std::uint64_t hello_engine, std::uint64_t connection_id) {
+    auto blob = wire::decode_frame(some_blob);
+    cr_assert(blob.is_ok());
+    std::get<wire::AddressBlob>(blob->body).engine_id = blob_engine;
+    auto blob_bytes = wire::encode_frame(*blob);
+    cr_assert(blob_bytes.is_ok());
+    auto hello = wire::encode_frame(wire::Frame{0, 0, connection_id, 0, wire::Hello{.engine_id = hello_engine, .rails = {}}});
+    cr_assert(hello.is_ok());
+    std::vector<std::uint8_t> opening(blob_bytes->begin(), blob_bytes->end());
+    opening.insert(opening.end(), hello->begin(), hello->end());
+    return opening;
+}
+
 // Opens a control connection on fd (connected to an engine's control port,
 // blocking with a timeout) as a peer holding config's job key would: the
 // address blob some_blob under engine id blob_engine, then a Hello naming
@@ -144,15 +160,7 @@ inline bool keyed_hello_accepted(int fd, const Config& config, std::span<const s
     cr_assert(keys.is_ok(), "%s", keys.status().to_string().c_str());
     auto auth = tcp::AuthProver::start(**keys);
     cr_assert(auth.is_ok(), "%s", auth.status().to_string().c_str());
-    auto blob = wire::decode_frame(some_blob);
-    cr_assert(blob.is_ok());
-    std::get<wire::AddressBlob>(blob->body).engine_id = blob_engine;
-    auto blob_bytes = wire::encode_frame(*blob);
-    cr_assert(blob_bytes.is_ok());
-    auto hello = wire::encode_frame(wire::Frame{0, 0, connection_id, 0, wire::Hello{.engine_id = hello_engine, .rails = {}}});
-    cr_assert(hello.is_ok());
-    std::vector<std::uint8_t> opening(blob_bytes->begin(), blob_bytes->end());
-    opening.insert(opening.end(), hello->begin(), hello->end());
+    const auto opening = opening_bytes(some_blob, blob_engine, hello_engine, connection_id);
     const auto deadline = SteadyClock::instance().now() + std::chrono::seconds(10);
     if (!auth->open(fd, opening, deadline).is_ok()) return false;
     auto ack_start = auth->prove(fd, deadline);

@@ -28,22 +28,6 @@ Config plain_config() {
     return c;
 }
 
-// The opening of a connector: `blob` (an engine's address) under engine id
-// `engine` (one per opening: an engine pair has one connection, and a
-// second Hello of the same pair is answered "crossed"), then its Hello.
-std::vector<std::uint8_t> opening_of(std::span<const std::uint8_t> blob, std::uint64_t engine) {
-    auto decoded = wire::decode_frame(blob);
-    cr_assert(decoded.is_ok());
-    std::get<wire::AddressBlob>(decoded->body).engine_id = engine;
-    auto blob_bytes = wire::encode_frame(*decoded);
-    cr_assert(blob_bytes.is_ok());
-    auto hello = wire::encode_frame(wire::Frame{0, 0, engine, 0, wire::Hello{.engine_id = engine, .rails = {}}});
-    cr_assert(hello.is_ok());
-    std::vector<std::uint8_t> opening(blob_bytes->begin(), blob_bytes->end());
-    opening.insert(opening.end(), hello->begin(), hello->end());
-    return opening;
-}
-
 // Sends `opening` in pieces of `piece` bytes, a pause between them, then
 // `tail`; the HelloAck's result, or nothing when the engine closed or sent
 // something else.
@@ -73,18 +57,24 @@ Test(plain_opening, taken_whole_or_in_pieces_and_refused_with_bytes_behind, .tim
     const wire::TcpAddress control = advertised_tcp_addresses(*responder).front();
     const auto blob = stranger->address();
 
+    // A fresh engine id per opening: an engine pair has one connection, and
+    // a second Hello of the same pair is answered "crossed".
     std::uint64_t engine = 0x7e57'0000;
-    auto whole = answer_to(control, opening_of(blob, ++engine), SIZE_MAX);
+    auto next_opening = [&] {
+        ++engine;
+        return opening_bytes(blob, engine, engine, engine);
+    };
+    auto whole = answer_to(control, next_opening(), SIZE_MAX);
     cr_expect(whole == wire::HelloResult::Accepted, "an opening in one write was not accepted");
-    auto apart = answer_to(control, opening_of(blob, ++engine), blob.size());
+    auto apart = answer_to(control, next_opening(), blob.size());
     cr_expect(apart == wire::HelloResult::Accepted, "a blob and a Hello written apart were not accepted");
-    auto bytewise = answer_to(control, opening_of(blob, ++engine), 7);
+    auto bytewise = answer_to(control, next_opening(), 7);
     cr_expect(bytewise == wire::HelloResult::Accepted, "an opening in 7-byte pieces was not accepted");
 
     const std::vector<std::uint8_t> extra{'m', 'o', 'r', 'e'};
-    cr_expect(!answer_to(control, opening_of(blob, ++engine), SIZE_MAX, extra),
+    cr_expect(!answer_to(control, next_opening(), SIZE_MAX, extra),
               "bytes behind the Hello got an answer");
-    const auto cut = opening_of(blob, ++engine);
+    const auto cut = next_opening();
     cr_expect(!answer_to(control, std::vector<std::uint8_t>(cut.begin(), cut.end() - 3), SIZE_MAX),
               "an opening cut short got an answer");
 
