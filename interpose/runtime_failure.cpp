@@ -51,10 +51,12 @@ void lose_peer(State& s, ShadowQp& q, const char* what) {
 
 } // namespace
 
-// tent gave up on a work request: every path to the peer is gone (tent
-// fails a request only then, and so every other one of the QP). The oldest
-// outstanding work request completes with IBV_WC_RETRY_EXC_ERR, every other
-// one with IBV_WC_WR_FLUSH_ERR, and the QP is lost (lose_peer()).
+// tent gave up on a work request: every path to the peer is gone (and so
+// for every other one of the QP), or a rail failed under it with no
+// failover attempt left (max_failover_attempts). The oldest outstanding
+// work request completes with IBV_WC_RETRY_EXC_ERR, every other one with
+// IBV_WC_WR_FLUSH_ERR, and the QP is lost (lose_peer()). The peer's QP
+// takes none of its messages past the lost one (MessageHeader::seq).
 void fail_qp(State& s, ShadowQp& q) {
     q.failed = true;
     drop_held(q);
@@ -66,7 +68,7 @@ void fail_qp(State& s, ShadowQp& q) {
         slot.message_waiting = slot.message_inflight = false;
     }
     retire_sends(s, q);
-    lose_peer(s, q, "every path to the peer is gone");
+    lose_peer(s, q, "tent gave up a work request (every path to the peer gone, or no failover attempt left)");
 }
 
 namespace {

@@ -44,7 +44,7 @@ void tell_qp_gone(tent_peer_t* peer, std::uint32_t from) {
     if (!peer || from == 0) return;
     PooledBuffer b = g_pool->acquire(sizeof(MessageHeader));
     if (!b.data) return;
-    const MessageHeader h{kMessageMagic, from, 0, kQpGone, 0};
+    const MessageHeader h{kMessageMagic, from, 0, kQpGone, 0, 0};
     std::memcpy(b.data.get(), &h, sizeof h);
     (void)send_own(peer, std::move(b), sizeof h);
 }
@@ -76,6 +76,19 @@ void on_message(tent_peer_t* peer, const void* data, size_t length, void*) {
         return;
     }
     ShadowQp& q = *it->second;
+    if (h.seq != 0) {
+        if (q.peer_gap) return;
+        if (h.seq != q.next_seq_in) {
+            // The peer's QP failed on the message before this one (tent gave
+            // it up): this and every later one are left, as an adapter's
+            // responder leaves what follows a message it missed.
+            q.peer_gap = true;
+            TENT_DEBUG("interpose-gap", "interposer: qp 0x%x: message %u of the peer's qp lost, later ones dropped",
+                       q.qp->qp_num, q.next_seq_in);
+            return;
+        }
+        q.next_seq_in = next_message_seq(q.next_seq_in);
+    }
     if (!(h.flags & kBatch)) return take_message(s, q, h, p, n);
     // A batch: each message as its length, then the message (header first).
     for (std::size_t off = 0; off + sizeof(std::uint32_t) <= n;) {
@@ -97,7 +110,7 @@ PooledBuffer build_message(const ShadowQp& q, std::uint32_t flags, std::uint32_t
     *length = sizeof(MessageHeader) + payload;
     PooledBuffer b = g_pool->acquire(*length);
     if (!b.data) return b;
-    MessageHeader h{kMessageMagic, q.peer_token, imm, flags, q.token};
+    MessageHeader h{kMessageMagic, q.peer_token, imm, flags, q.token, 0};  // seq: when it goes (ready_messages())
     std::memcpy(b.data.get(), &h, sizeof h);
     return b;
 }

@@ -4,6 +4,7 @@
 #include "runtime_state.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "activation.h"
@@ -98,12 +99,17 @@ void ready_messages(ShadowQp& q, std::vector<TentCall>& calls) {
         TentCall c;
         c.kind = TentCall::Message;
         c.cookie = op_cookie(q, first, true);
+        // Numbered in the order they go to tent, which is the order the
+        // peer gets them (the post mutex is held until make_calls()).
+        const std::uint32_t seq = q.next_seq_out;
+        q.next_seq_out = next_message_seq(seq);
         if (count == 1) {
             c.local = slot.message.data.get();
             c.length = slot.message_length;
+            std::memcpy(slot.message.data.get() + offsetof(MessageHeader, seq), &seq, sizeof seq);
         } else {
             std::uint8_t* out = slot.batch.data.get();
-            MessageHeader h{kMessageMagic, q.peer_token, 0, kBatch, q.token};
+            MessageHeader h{kMessageMagic, q.peer_token, 0, kBatch, q.token, seq};
             std::memcpy(out, &h, sizeof h);
             std::size_t off = sizeof h;
             for (std::uint64_t i = first; i <= last; ++i) {

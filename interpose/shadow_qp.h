@@ -191,7 +191,17 @@ struct ShadowQp {
     tent_peer_t* peer = nullptr;
     std::uint32_t peer_token = 0;
     std::uint32_t peer_qpn = 0;
+    // The order of the messages between the two QPs (MessageHeader::seq).
+    // A message tent gave up on fails the sender's QP, but its later ones
+    // may already be at this end: an adapter's responder never takes a
+    // message past one it missed, so neither does this QP (peer_gap).
+    std::uint32_t next_seq_out = 1;
+    std::uint32_t next_seq_in = 1;
+    bool peer_gap = false;
 };
+
+// The sequence number after SEQ (0 is never one).
+inline std::uint32_t next_message_seq(std::uint32_t seq) { return seq == UINT32_MAX ? 1 : seq + 1; }
 
 // Header of every message the interposer sends over tent, followed by the
 // payload. Both ends are libtent of the same build: no version skew.
@@ -201,6 +211,10 @@ struct MessageHeader {
     std::uint32_t imm;    // as the application gave it (network order)
     std::uint32_t flags;  // kHasImm, kKeys, kWriteNotice, kBatch, kQpGone
     std::uint32_t from;   // the sending QP's token (a kQpGone answer goes to it)
+    // The message's place in its QP's order (next_message_seq), from 1; 0
+    // for those outside it: announcements, kQpGone answers, the messages
+    // inside a batch (the batch has one).
+    std::uint32_t seq;
 };
 constexpr std::uint32_t kMessageMagic = 0x746e7451;  // "tntQ"
 constexpr std::uint32_t kHasImm = 1;

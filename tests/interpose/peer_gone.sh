@@ -13,6 +13,8 @@
 # peer's process stays and only its QP goes (verbs_check -G): destroyed,
 # or put in the error state by its program, which must get its own work
 # flushed as from an adapter (IBV_EVENT_QP_LAST_WQE_REACHED on an SRQ).
+# Last, one message lost while later ones arrive (verbs_check -P): the
+# receiver must get what came before it only.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 skip_unless_installed ib_write_bw
 require_simverbs
@@ -37,7 +39,7 @@ elapsed=$(($(now_ms) - t0))
 [ "$rc" -ne 0 ] || { show_log client; fail "the client did not notice its peer died"; }
 grep -qi "completion with error" "$SV_TMP/client.log" ||
     { show_log client; fail "no IBV_WC_RETRY_EXC_ERR completion"; }
-grep -q "interpose-qp-error: interposer: qp 0x[0-9a-f]*: every path to the peer is gone: error state" \
+grep -q "interpose-qp-error: interposer: qp 0x[0-9a-f]*: tent gave up a work request (every path to the peer gone, or no failover attempt left): error state" \
     "$SV_TMP/client.log" || { show_log client; fail "no error state logged"; }
 [ "$elapsed" -lt 10000 ] || fail "the error took $elapsed ms"
 echo "ok: ib_write_bw's peer killed: IBV_WC_RETRY_EXC_ERR after $elapsed ms, client exit $rc"
@@ -63,11 +65,36 @@ for how in err destroy srq; do
         "$SV_TMP/leave-$how-client.log" || { show_log "leave-$how-client"; fail "-G $how: client"; }
     grep -q "interpose-qp-error: interposer: qp 0x[0-9a-f]*: the peer's qp 0x[0-9a-f]* is gone: error state" \
         "$SV_TMP/leave-$how-client.log" || { show_log "leave-$how-client"; fail "-G $how: not failed for the peer's qp"; }
-    ! grep -q "every path to the peer is gone" "$SV_TMP/leave-$how-client.log" ||
+    ! grep -q "tent gave up a work request" "$SV_TMP/leave-$how-client.log" ||
         { show_log "leave-$how-client"; fail "-G $how: the client lost every path, not the peer's qp"; }
     grep -q "verbs_check server: ok" "$SV_TMP/leave-$how-server.log" || { show_log "leave-$how-server"; fail "-G $how: server"; }
     [ "$how" != srq ] || grep -q "its last WQE reached" "$SV_TMP/leave-$how-server.log" ||
         { show_log "leave-$how-server"; fail "-G err -s: no last WQE event"; }
     grep "verbs_check" "$SV_TMP/leave-$how-server.log" "$SV_TMP/leave-$how-client.log" | sed "s|$SV_TMP/||"
 done
+# A message tent gives up while later ones travel other rails (a port
+# pulled under max_failover_attempts 0: a message in flight there fails
+# where it is): the sender's QP fails as a real one would (retry exceeded,
+# the rest flushed, verbs_check -P), and the receiver gets a prefix of what
+# was sent -- never a message past the lost one, which an adapter's
+# responder would not take either.
+export TENT_MAX_FAILOVER_ATTEMPTS=0
+port=$(free_port)
+start_bg lost-server 60 "$SV_RUN" -- "$prog" -P -g 0 -p "$port"
+lost_server_t=$sv_last
+wait_port "$port" 10 || { show_log lost-server; fail "-P: server did not listen"; }
+start_bg lost-client 60 "$SV_RUN" -- "$prog" -P -g 0 -p "$port" 127.0.0.1
+lost_client_t=$sv_last
+cpid=$(pid_of lost-client)
+wait_socket "$cpid" 10 || fail "-P: client has no control socket"
+wait_tx_packets "$cpid" mlx5_0 300 400 >/dev/null || { show_log lost-client; fail "-P: no traffic before the pull"; }
+retry_while_alive "$cpid" "$SV_CTL" port-down "$cpid" mlx5_0 >/dev/null || { show_log lost-client; fail "-P: port-down"; }
+unset TENT_MAX_FAILOVER_ATTEMPTS
+expect_pair_exit0 lost "$lost_server_t" "$lost_client_t"
+grep -q "verbs_check client: [0-9]* sends succeeded, send [0-9]* failed (retry exceeded)" "$SV_TMP/lost-client.log" ||
+    { show_log lost-client; fail "-P: client"; }
+grep -q "verbs_check server: messages 1 to [0-9]*, in order and each whole" "$SV_TMP/lost-server.log" ||
+    { show_log lost-server; fail "-P: server"; }
+grep -h "verbs_check .*: [0-9m]" "$SV_TMP/lost-client.log" "$SV_TMP/lost-server.log"
+
 echo "PASS: the peer-gone contract under tent-run"

@@ -97,7 +97,19 @@
  * data already there (an adapter applies a QP's writes in posting order),
  * then tells the client to go on with a send. Under tent that order is kept
  * with interpose_ordering, or (-f) when the flag write is posted with
- * IBV_SEND_FENCE. */
+ * IBV_SEND_FENCE.
+ * With -P on both sides, the client streams numbered sends, PREFIX_WINDOW
+ * in flight, until one fails (a port pulled while tent may not move a
+ * message elsewhere: max_failover_attempts 0) or PREFIX_MAX went: the
+ * first failed one completes with IBV_WC_RETRY_EXC_ERR, every later one
+ * with IBV_WC_WR_FLUSH_ERR. The server checks that it receives messages 1,
+ * 2, 3, ... each whole: a prefix of what was sent, as an adapter's
+ * responder never takes a message past one it missed (under tent, later
+ * messages that travelled another rail may have arrived). The client then
+ * tells it how many sends succeeded and how many it posted: the server must
+ * have received every one that succeeded, and may have more (a failed or
+ * flushed send may have arrived, as with an adapter whose acknowledgements
+ * were lost), but none that was not posted. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1149,15 +1161,104 @@ static void run_in_forked_child(void) {
     exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 }
 
+/* -P: numbered sends until one fails; see the top of the file. */
+#define PREFIX_WINDOW 12 /* fewer than the NRECV receives the server keeps posted */
+#define PREFIX_LEN 2048u
+#define PREFIX_MAX 400000u
+#define PREFIX_WR_ID 1000000u /* send n has wr_id PREFIX_WR_ID + n: apart from the receives' */
+static void prefix_client(int fd) {
+    uint32_t posted = 0, done = 0, ok = 0;
+    int failed = 0;
+    while (done < posted || (!failed && posted < PREFIX_MAX)) {
+        while (!failed && posted < PREFIX_MAX && posted - done < PREFIX_WINDOW) {
+            const uint32_t n = ++posted;
+            uint8_t *src = buf + SOURCE_AREA + (n % PREFIX_WINDOW) * PREFIX_LEN;
+            fill(src, PREFIX_LEN, n);
+            memcpy(src, &n, sizeof n);
+            struct ibv_sge sge = {(uintptr_t)src, PREFIX_LEN, mr->lkey};
+            struct ibv_send_wr wr = {.wr_id = PREFIX_WR_ID + n, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+                                     .send_flags = IBV_SEND_SIGNALED};
+            post_send(&wr);
+        }
+        struct ibv_wc wc = poll_wc();
+        if (wc.wr_id >= 1000 && wc.wr_id < 1000 + NRECV && wc.status == IBV_WC_WR_FLUSH_ERR)
+            continue; /* the QP failed: its receives are flushed too */
+        if (wc.wr_id != PREFIX_WR_ID + done + 1)
+            die("-P: completion with wr_id %llu where send %u was due", (unsigned long long)wc.wr_id, done + 1);
+        ++done;
+        if (wc.status == IBV_WC_SUCCESS) {
+            if (failed) die("-P: send %u succeeded after one failed", done);
+            ++ok;
+        } else if (!failed) {
+            if (wc.status != IBV_WC_RETRY_EXC_ERR)
+                die("-P: send %u failed with %s, not retry exceeded", done, ibv_wc_status_str(wc.status));
+            failed = 1;
+        } else if (wc.status != IBV_WC_WR_FLUSH_ERR) {
+            die("-P: send %u after the failed one: %s, not flushed", done, ibv_wc_status_str(wc.status));
+        }
+    }
+    if (!failed) die("-P: none of %u sends failed", posted);
+    const uint32_t counts[2] = {ok, posted};
+    if (write(fd, counts, sizeof counts) != sizeof counts) die("-P: out-of-band counts");
+    printf("verbs_check client: %u sends succeeded, send %u failed (retry exceeded), %u flushed\n", ok, ok + 1,
+           posted - ok - 1);
+}
+
+static void prefix_server(int fd) {
+    uint32_t got = 0, told[2] = {0, 0}; /* the client's successful and posted sends */
+    int have_told = 0;
+    struct timespec since, t;
+    clock_gettime(CLOCK_MONOTONIC, &since);
+    for (;;) {
+        struct ibv_wc wc;
+        int n = ibv_poll_cq(cq, 1, &wc);
+        if (n < 0) die("ibv_poll_cq: %d", n);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (n == 1) {
+            const unsigned slot = take_slot();
+            if (wc.status != IBV_WC_SUCCESS) die("-P: receive %u: status %s", got + 1, ibv_wc_status_str(wc.status));
+            if (wc.wr_id != 1000 + slot || wc.byte_len != PREFIX_LEN)
+                die("-P: receive %u: wr_id %llu, byte_len %u", got + 1, (unsigned long long)wc.wr_id, wc.byte_len);
+            const uint8_t *p = buf + RECV_AREA + slot * RECV_SLOT;
+            uint32_t num;
+            memcpy(&num, p, sizeof num);
+            if (num != got + 1) die("-P: message %u arrived where %u was due (a message past a missing one)", num, got + 1);
+            for (size_t i = sizeof num; i < PREFIX_LEN; ++i)
+                if (p[i] != pattern(num, i)) die("-P: message %u: byte %zu differs", num, i);
+            ++got;
+            post_recv(slot);
+            since = t;
+            continue;
+        }
+        if (!have_told) {
+            struct pollfd pf = {fd, POLLIN, 0};
+            if (poll(&pf, 1, 0) == 1) {
+                if (read(fd, told, sizeof told) != sizeof told) die("-P: out-of-band counts");
+                have_told = 1;
+                since = t;
+            } else if (t.tv_sec - since.tv_sec > 20) {
+                die("-P: nothing for 20 s after message %u", got);
+            }
+        } else if ((t.tv_sec - since.tv_sec) * 1000000000L + (t.tv_nsec - since.tv_nsec) > 1000000000L) {
+            break; /* a second without messages after the client's count: whatever was coming came */
+        }
+    }
+    if (got < told[0] || got > told[1])
+        die("-P: %u messages received, the client had %u of %u succeed", got, told[0], told[1]);
+    printf("verbs_check server: messages 1 to %u, in order and each whole; %u of %u sends succeeded at the client\n",
+           got, told[0], told[1]);
+}
+
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
     int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0, churn = 0,
         exit_polling = 0, lonely_exit_us = -1, teardown_ms = -1, fork_first = 0,
         teardown_at_exit = 0, spare_err = 0, reconnect = 0;
     const char *leave = NULL;
-    int order_rounds = 0, order_fence = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:aeEfFG:kmO:q:Rst:Tuwxn:")) != -1) {
+    int order_rounds = 0, order_fence = 0, prefix = 0;
+    while ((opt = getopt(argc, argv, "p:d:g:aeEfFG:kmO:Pq:Rst:Tuwxn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
+        else if (opt == 'P') prefix = 1;
         else if (opt == 'E') spare_err = 1;
         else if (opt == 'R') reconnect = 1;
         else if (opt == 'f') order_fence = 1;
@@ -1179,7 +1280,7 @@ int main(int argc, char **argv) {
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-e] [-E] [-F] [-G err|destroy] [-k] [-m] [-O ROUNDS [-f]] [-R] [-s] [-T] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-e] [-E] [-F] [-G err|destroy] [-k] [-m] [-O ROUNDS [-f]] [-P] [-R] [-s] [-T] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
@@ -1259,6 +1360,12 @@ int main(int argc, char **argv) {
         printf("verbs_check server: leaving\n");
         fflush(stdout);
         _exit(0);
+    }
+    if (prefix) {
+        if (host) prefix_client(fd);
+        else prefix_server(fd);
+        printf("verbs_check %s: ok\n", role);
+        return 0;
     }
     if (order_rounds > 0) {
         ordered_writes(order_rounds, host != NULL, order_fence);
