@@ -54,6 +54,26 @@ carried() {
     done
 }
 
+# watch_for_hang NAME SECS: in the background, once SECS have passed,
+# appends every thread's stack (gdb) of NAME's server and client, those
+# still running, to their logs, so that a hang that the pair's time limit
+# then ends shows where it was. Sets watch_pid (kill it once the pair ended).
+watch_for_hang() {
+    local name=$1 secs=$2
+    (
+        sleep "$secs"
+        command -v gdb >/dev/null 2>&1 || exit 0
+        for side in server client; do
+            pid=$(cat "$SV_TMP/$name-$side.pid" 2>/dev/null) || continue
+            kill -0 "$pid" 2>/dev/null || continue
+            { echo "--- $name-$side still running after $secs s, every thread's stack:"
+              timeout 30 gdb -p "$pid" -batch -ex "thread apply all bt" 2>&1 | grep -E '^(Thread|#)'
+            } >>"$SV_TMP/$name-$side.log"
+        done
+    ) &
+    watch_pid=$!
+}
+
 # torn_down_at_exit NAME: a carried pair (-T) whose verbs are torn down by
 # an exit handler that runs after tent's own (the engine is gone by then):
 # each teardown verb must succeed, and both sides exit 0.
