@@ -27,6 +27,14 @@ int run_command(int argc, char** argv, FILE* err) {
         std::fprintf(err, "tent-run: tent library not found: %s: %s\n", lib.c_str(), std::strerror(errno));
         return 127;
     }
+    // The library wraps verbs only when LD_PRELOAD names a file called
+    // libtent.so* (it must tell a preload from a program linked with it):
+    // under another name the command would run without tent, silently.
+    if (lib.compare(lib.rfind('/') + 1, 10, "libtent.so") != 0) {
+        std::fprintf(err, "tent-run: %s: the library's file name must start with libtent.so (tent wraps verbs only "
+                          "when LD_PRELOAD names it so)\n", lib.c_str());
+        return 1;
+    }
     std::string preload = lib;
     if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
     setenv("LD_PRELOAD", preload.c_str(), 1);

@@ -39,7 +39,8 @@ void usage(FILE* out) {
                  "and the library exists (exit 127 otherwise).\n"
                  "Configuration, lowest precedence first: /etc/tent.conf, %s/tent.conf,\n"
                  "$TENT_CONFIG (else ~/.config/tent.conf), TENT_* environment variables.\n"
-                 "TENT_LIBRARY names another library to preload. See tent-run(1), tent.conf(5).\n",
+                 "TENT_LIBRARY names another library to preload, its file name starting with\n"
+                 "libtent.so (exit 1 otherwise). See tent-run(1), tent.conf(5).\n",
                  TENT_SYSCONFDIR);
 }
 

@@ -1,12 +1,14 @@
 // The built tent-run --show-config: its exit status, its report of every
 // knob with value and source, and its errors on an invalid configuration.
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -126,10 +128,23 @@ Test(tent_run, command_is_refused_when_configuration_is_invalid) {
     cr_expect(r.err.find("TENT_LOG_LEVEL=loud: log_level:") != std::string::npos, "stderr was: %s", r.err.c_str());
 }
 
+namespace {
+
+// The path of the C library's libm (any loadable library stands in for
+// libtent.so in these tests).
+std::string libm_path() {
+    Dl_info info{};
+    cr_assert(dladdr(reinterpret_cast<void*>(&::cbrt), &info) != 0 && info.dli_fname, "cannot find libm");
+    return info.dli_fname;
+}
+
+} // namespace
+
 Test(tent_run, command_runs_with_tent_library_preloaded_first) {
     test::TempDir dir;
-    // Any loadable library stands in for libtent.so here.
-    std::string lib = "libm.so.6";
+    // Under the name the library activates with (libtent.so*).
+    std::string lib = dir.path() + "/libtent.so.0";
+    cr_assert_eq(symlink(libm_path().c_str(), lib.c_str()), 0);
     std::string conf = dir.write("warn.conf", "[rail]\nrail_cooldown_sec = 5\n");
     test::FakeEnv env{"TENT_LIBRARY=" + lib, "LD_PRELOAD=libc.so.6", "TENT_CONFIG=" + conf, "HOME=" + dir.path(),
                       "PATH=/usr/bin:/bin"};
@@ -139,6 +154,17 @@ Test(tent_run, command_runs_with_tent_library_preloaded_first) {
     cr_expect_str_eq(r.out.c_str(), want.c_str());
     // A warning does not stop the command, but it is shown.
     cr_expect(r.err.find("did you mean 'rail_cooldown_secs'?") != std::string::npos, "stderr: %s", r.err.c_str());
+}
+
+Test(tent_run, library_not_named_libtent_is_refused) {
+    // A copy of libtent under another name would not wrap a verb: the
+    // command would run without tent and nothing would say so.
+    test::TempDir dir;
+    test::FakeEnv env{"TENT_LIBRARY=" + libm_path(), "HOME=" + dir.path(), "PATH=/usr/bin:/bin"};
+    RunResult r = run_tent_run({"sh", "-c", "exit 7"}, env, dir);
+    cr_expect_eq(r.status, 1, "stderr: %s", r.err.c_str());
+    cr_expect(r.err.find("the library's file name must start with libtent.so") != std::string::npos, "stderr: %s",
+              r.err.c_str());
 }
 
 Test(tent_run, missing_command_exits_127) {
