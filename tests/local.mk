@@ -362,7 +362,7 @@ check-plain:
 # built by scripts/build-tsan): the interposer's and the engine's threads
 # under the project's verbs program (tests/interpose/threads.sh says what
 # runs). Not in check-plain: there it would repeat verbs.sh and faults.sh.
-# Only what it runs is built (about 90 s on 2 CPUs). The first report ends
+# Only what it runs is built (about 240 s in CI, 2 CPUs). The first report ends
 # the program reporting it, with exit 66.
 TSAN_TESTS = tests/interpose/threads.sh
 tsan-programs: libtent.la tent-run$(EXEEXT) simverbs-run simverbs-ctl$(EXEEXT) tests/simverbs/lib/libibverbs.la \
