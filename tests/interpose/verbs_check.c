@@ -99,8 +99,8 @@
  * with interpose_ordering, or (-f) when the flag write is posted with
  * IBV_SEND_FENCE.
  * With -P on both sides, the client streams numbered sends, PREFIX_WINDOW
- * in flight, until one fails (a port pulled while tent may not move a
- * message elsewhere: max_failover_attempts 0) or PREFIX_MAX went: the
+ * in flight, until one fails (a rail fails a piece of it while tent may
+ * not move it elsewhere: max_failover_attempts 0) or PREFIX_MAX went: the
  * first failed one completes with IBV_WC_RETRY_EXC_ERR, every later one
  * with IBV_WC_WR_FLUSH_ERR. The server checks that it receives messages 1,
  * 2, 3, ... each whole: a prefix of what was sent, as an adapter's
