@@ -1,6 +1,6 @@
 # scripts: tent-run and the helper scripts behind the README's two commands.
 EXTRA_DIST += scripts/install-deps scripts/build scripts/check scripts/check-tarball scripts/build-sanitized scripts/build-tsan scripts/demo scripts/bench-engine scripts/bench-qos-slots \
-	scripts/bench-mpi scripts/bench-interpose scripts/check-valgrind
+	scripts/bench-mpi scripts/bench-interpose scripts/check-valgrind scripts/check-tsan
 EXTRA_DIST += scripts/soak
 
 bin_PROGRAMS += tent-run

@@ -337,14 +337,14 @@ NOT_UNDER_SANITIZERS = \
 SANITIZED_TESTS = $(filter-out $(NOT_UNDER_SANITIZERS),$(CRITERION_TESTS))
 # Builds only those programs and what they run (tent-run --show-topology),
 # not the whole tree: the instrumented build is CI's longest step. The
-# programs run one at a time (each runs its tests two at once): as fast on
-# 2 CPUs as two at a time, and instrumented engines starved of CPU miss
-# heartbeats. check-TESTS would first build every other check program too
-# (the fuzz targets, the suites that never run here), one at a time: 70 s
-# of CI, for nothing; check_PROGRAMS names only what runs.
+# programs run as many at a time as make's -j says (each runs its tests
+# two at once): one at a time left 2 CPUs 42% idle (188 s against 137 s
+# two at a time). check-TESTS would first build every other check program
+# too (the fuzz targets, the suites that never run here), one at a time:
+# 70 s of CI, for nothing; check_PROGRAMS names only what runs.
 sanitized-programs: $(SANITIZED_TESTS) tent-run$(EXEEXT)
 check-sanitized: sanitized-programs
-	$(MAKE) $(AM_MAKEFLAGS) -j1 check-TESTS TESTS='$(SANITIZED_TESTS)' check_PROGRAMS='$(SANITIZED_TESTS)'
+	$(MAKE) $(AM_MAKEFLAGS) check-TESTS TESTS='$(SANITIZED_TESTS)' check_PROGRAMS='$(SANITIZED_TESTS)'
 # scripts/check runs each unit suite once, in the sanitizer tree, and the
 # rest in the plain tree (`make check-plain`): the shell suites (Debian's
 # programs on simverbs, preloading, the MPI component need the plain build),
@@ -358,11 +358,11 @@ check-plain:
 		check_PROGRAMS='$(filter-out $(SANITIZED_TESTS),$(check_PROGRAMS)) $(PLAIN_BOUNDS_TESTS)'
 .PHONY: sanitized-programs check-sanitized check-plain
 
-# ThreadSanitizer (scripts/check runs `make check-tsan` in ./build-tsan,
+# ThreadSanitizer (scripts/check-tsan runs `make check-tsan` in ./build-tsan,
 # built by scripts/build-tsan): the interposer's and the engine's threads
 # under the project's verbs program (tests/interpose/threads.sh says what
 # runs). Not in check-plain: there it would repeat verbs.sh and faults.sh.
-# Only what it runs is built (about 240 s in CI, 2 CPUs). The first report ends
+# Only what it runs is built (about 240 s on 2 CPUs). The first report ends
 # the program reporting it, with exit 66.
 TSAN_TESTS = tests/interpose/threads.sh
 tsan-programs: libtent.la tent-run$(EXEEXT) simverbs-run simverbs-ctl$(EXEEXT) tests/simverbs/lib/libibverbs.la \

@@ -1,6 +1,7 @@
 #include "engine/memory_registry.h"
 
 #include <algorithm>
+#include <random>
 #include <string>
 
 namespace tent {

@@ -10,7 +10,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <vector>
 
 #include "transport/provider.h"

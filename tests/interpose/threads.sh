@@ -1,6 +1,6 @@
 #!/bin/bash
 # The interposer and the engine under it, built with ThreadSanitizer
-# (scripts/check runs this in ./build-tsan: scripts/build-tsan, then
+# (scripts/check-tsan runs this in ./build-tsan: scripts/build-tsan, then
 # `make check-tsan`, which sets TSAN_OPTIONS so that the first report ends
 # the program with exit 66): the project's verbs program under tent-run on
 # both sides, with a program thread polling, one sleeping in

@@ -28,18 +28,23 @@ Config plain_config() {
     return c;
 }
 
-// Sends `opening` in pieces of `piece` bytes, a pause between them, then
-// `tail`; the HelloAck's result, or nothing when the engine closed or sent
-// something else.
-std::optional<wire::HelloResult> answer_to(const wire::TcpAddress& control, const std::vector<std::uint8_t>& opening,
+// Sends `opening` in pieces of `piece` bytes, a pause between them, with
+// `tail` in the same write as the last piece (written apart, it may come
+// after the engine answered the Hello, as on a loaded machine it did); the
+// HelloAck's result, or nothing when the engine closed or sent something
+// else.
+std::optional<wire::HelloResult> answer_to(const wire::TcpAddress& control, std::vector<std::uint8_t> opening,
                                            std::size_t piece, const std::vector<std::uint8_t>& tail = {}) {
     int fd = dial_tcp(control);
     cr_assert(fd >= 0, "cannot dial the engine's control port");
-    for (std::size_t at = 0; at < opening.size(); at += piece) {
-        send_bytes(fd, opening.data() + at, std::min(piece, opening.size() - at));
-        if (piece < opening.size()) std::this_thread::sleep_for(2ms);
+    const std::size_t opening_size = opening.size();
+    opening.insert(opening.end(), tail.begin(), tail.end());
+    for (std::size_t at = 0; at < opening_size; at += piece) {
+        const bool last = opening_size - at <= piece;
+        const std::size_t end = last ? opening.size() : at + piece;
+        send_bytes(fd, opening.data() + at, end - at);
+        if (piece < opening_size) std::this_thread::sleep_for(2ms);
     }
-    if (!tail.empty()) send_bytes(fd, tail.data(), tail.size());
     // One frame, or the close (a refusal; an opening cut short is given up
     // after connect_timeout_ms, 2 s, within the socket's 5 s).
     auto frame = recv_frame(fd);
