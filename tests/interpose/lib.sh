@@ -61,7 +61,10 @@ carried() {
 watch_for_hang() {
     local name=$1 secs=$2
     (
-        sleep "$secs"
+        # Killed before its time, it takes its sleep along (no orphan).
+        sleep "$secs" &
+        trap 'kill $! 2>/dev/null; exit 0' TERM
+        wait $!
         command -v gdb >/dev/null 2>&1 || exit 0
         for side in server client; do
             pid=$(cat "$SV_TMP/$name-$side.pid" 2>/dev/null) || continue
