@@ -78,6 +78,7 @@
 #include "metrics/tent_metrics.h"
 #include "policy/device_selector.h"
 #include "policy/qos_window.h"
+#include "policy/replay_decision.h"
 #include "policy/transport_selector.h"
 #include "topology/topology.h"
 #include "transport/fault/fault_params.h"
@@ -308,7 +309,8 @@ private:
     // Failover (engine_failover.cpp).
     bool failover_on() const { return params_.max_failover_attempts > 0; }
     bool usable(const RailSlot& slot) const;
-    void piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size_t rail, const Status& why);
+    void piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size_t rail, const Status& why,
+                      FailureKind kind);
     void place_piece(Connection& conn, Op& op, std::size_t chunk, const Status& last_failure = Status::ok());
     void park(Connection& conn, Op& op, std::size_t chunk);
     void take_parked(Connection& conn, const std::function<void(Op&, const ParkedPiece&)>& each);

@@ -285,7 +285,8 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
         // The rail failed after the piece was assigned to it.
         piece_failed(conn, op, index, chunk.rail,
                      Status(Code::RailDown, slot.rail.rail->name() + " has failed" +
-                                                (slot.last_failure.empty() ? "" : ": " + slot.last_failure)));
+                                                (slot.last_failure.empty() ? "" : ": " + slot.last_failure)),
+                     FailureKind::Collateral);
         return;
     }
     const Priority level = op.options.priority;
@@ -363,7 +364,7 @@ void Engine::post_chunk(Op& op, std::size_t index, bool admitted) {
         monitor_->record(slot.monitor_id, RailOutcome::SubmitFailed, clock_.now());
         TENT_WARN("rail-submit-failed", "%s: %s", slot.rail.rail->name().c_str(), s.to_string().c_str());
         slot.last_failure = "post failed: " + s.to_string();
-        piece_failed(conn, op, index, chunk.rail, s);
+        piece_failed(conn, op, index, chunk.rail, s, FailureKind::Own);
         return;
     }
     if (op.type == OpType::Atomic) {
@@ -440,7 +441,9 @@ void Engine::on_rail_completion(Connection& conn, std::size_t rail, const RailCo
     if (op_it == ops_.end()) return;  // already failed (peer unreachable)
     Op& op = *op_it->second;
     --op.outstanding;
-    if (!c.status.is_ok()) piece_failed(conn, op, f.chunk, rail, c.status);
+    if (!c.status.is_ok())
+        piece_failed(conn, op, f.chunk, rail, c.status,
+                     c.outcome == RailOutcome::Flushed ? FailureKind::Collateral : FailureKind::Own);
     if (ops_.count(f.op)) advance(op);
 }
 

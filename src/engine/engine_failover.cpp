@@ -28,7 +28,8 @@ bool Engine::usable(const RailSlot& slot) const {
     return slot.care.care == RailCare::InUse && !slot.rail.rail->broken();
 }
 
-void Engine::piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size_t rail, const Status& why) {
+void Engine::piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size_t rail, const Status& why,
+                          FailureKind kind) {
     PieceState& piece = op.pieces[chunk];
     piece.failed_on.emplace_back(rail, conn.rails[rail].epoch);
     if (!op.error.is_ok()) return;  // the request already failed: nothing to save
@@ -43,7 +44,7 @@ void Engine::piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size
             return;
         }
         piece.ledger_only = piece.ledger_only || a.verdict == AtomicVerdict::LedgerOnly;
-        note_replay(why, piece.history);
+        note_replay(why, FailureKind::Own, piece.history);
         ++conn.rails[rail].failovers;
         if (!atomic_may_replay(conn.atomics, op.id)) {
             // Behind an older open atomic: sent again once that finished
@@ -55,12 +56,12 @@ void Engine::piece_failed(Connection& conn, Op& op, std::size_t chunk, std::size
         place_piece(conn, op, chunk, why);
         return;
     }
-    ReplayDecision d = decide_replay(why, piece.history, params_.max_failover_attempts);
+    ReplayDecision d = decide_replay(why, kind, piece.history, params_.max_failover_attempts);
     if (d.verdict == ReplayVerdict::Fail) {
         op.error = d.status;
         return;
     }
-    note_replay(why, piece.history);
+    note_replay(why, kind, piece.history);
     ++conn.rails[rail].failovers;
     if (op.type == OpType::Send) {
         request_sync(conn, op, chunk);

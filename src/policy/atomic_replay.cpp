@@ -4,7 +4,8 @@ namespace tent {
 
 AtomicReplayDecision decide_atomic_replay(const Status& failure, bool left_host, AtomicPath path,
                                           const AtomicTrail& trail, const ReplayHistory& history, int max_attempts) {
-    ReplayDecision base = decide_replay(failure, history, max_attempts);
+    // Every failure counts, flushes too: an atomic is never replayed blindly.
+    ReplayDecision base = decide_replay(failure, FailureKind::Own, history, max_attempts);
     if (base.verdict == ReplayVerdict::Fail) return {AtomicVerdict::Fail, base.status};
     // A refusal by the target means it did not execute this attempt.
     const bool maybe_executed = left_host && failure.code() != Code::RemoteAccess;

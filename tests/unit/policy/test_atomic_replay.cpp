@@ -45,7 +45,7 @@ Test(atomic_replay, a_ledger_atomic_that_left_replays_on_ledger_paths_only) {
     AtomicReplayDecision d = decide_atomic_replay(kFlushed, true, AtomicPath::Ledger, t, h, 3);
     cr_expect_eq(d.verdict, AtomicVerdict::LedgerOnly);
     // Even a later attempt that never left stays on ledger paths: the first may have executed.
-    note_replay(kFlushed, h);
+    note_replay(kFlushed, FailureKind::Own, h);
     d = decide_atomic_replay(kRetryExceeded, false, AtomicPath::Hardware, t, h, 3);
     cr_expect_eq(d.verdict, AtomicVerdict::LedgerOnly);
 }
@@ -62,7 +62,7 @@ Test(atomic_replay, a_refusal_by_the_target_did_not_execute) {
     ReplayHistory h;
     AtomicReplayDecision d = decide_atomic_replay(kRefused, true, AtomicPath::Hardware, t, h, 3);
     cr_expect_eq(d.verdict, AtomicVerdict::AnyRail, "a stale key on one HCA: another rail may take it");
-    note_replay(kRefused, h);
+    note_replay(kRefused, FailureKind::Own, h);
     d = decide_atomic_replay(kRefused, true, AtomicPath::Hardware, t, h, 3);
     cr_expect_eq(d.verdict, AtomicVerdict::Fail, "a second refusal ends it");
     cr_expect_eq(d.status.code(), Code::RemoteAccess);
@@ -74,7 +74,7 @@ Test(atomic_replay, caller_errors_and_the_budget_end_it) {
     cr_expect_eq(decide_atomic_replay(kBadArgument, false, AtomicPath::Ledger, t, h, 3).verdict, AtomicVerdict::Fail);
     cr_expect_eq(decide_atomic_replay(kRetryExceeded, false, AtomicPath::Ledger, t, h, 0).verdict, AtomicVerdict::Fail,
                  "failover off");
-    for (int i = 0; i < 3; ++i) note_replay(kRetryExceeded, h);
+    for (int i = 0; i < 3; ++i) note_replay(kRetryExceeded, FailureKind::Own, h);
     AtomicReplayDecision d = decide_atomic_replay(kRetryExceeded, true, AtomicPath::Ledger, t, h, 3);
     cr_expect_eq(d.verdict, AtomicVerdict::Fail);
     cr_expect_eq(d.status.code(), Code::FailoverExhausted);
