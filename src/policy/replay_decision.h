@@ -19,7 +19,7 @@ enum class FailureKind { Own, Collateral };
 
 // Collateral replays spend none of max_failover_attempts (with rails that
 // stay in use under 1% errors, the flushes behind each error spent a
-// piece's 3 attempts about once in 15 runs of 100,000 sends); this bound
+// piece's 3 attempts in 3 of 40 runs of 100,000 sends); this bound
 // only keeps a piece from being moved without end.
 inline constexpr int kMaxCollateralReplays = 64;
 
