@@ -286,6 +286,7 @@ TEST_DATA_FILES = \
 	tests/data/topology/2numa-machine-hca.xml \
 	tests/data/topology/1numa-nohca.xml \
 	tests/lib/common.sh \
+	tests/lib/asan_tree.sh \
 	tests/lib/stamp_lines.sh \
 	tests/bench/lib.sh \
 	tests/failover/lib.sh \
@@ -330,11 +331,8 @@ endif
 
 # The unit suites under AddressSanitizer and UBSan (scripts/check runs
 # `make check-sanitized` in a tree configured with them): every Criterion
-# program but those that cannot run there (README, "Sanitizers", says why).
-NOT_UNDER_SANITIZERS = \
-	tests/unit/config/test_tent_run \
-	tests/unit/common/test_crash_reporter
-SANITIZED_TESTS = $(filter-out $(NOT_UNDER_SANITIZERS),$(CRITERION_TESTS))
+# program.
+SANITIZED_TESTS = $(CRITERION_TESTS)
 # Builds only those programs and what they run (tent-run --show-topology),
 # not the whole tree: the instrumented build is CI's longest step. The
 # programs run as many at a time as make's -j says (each runs its tests
@@ -348,8 +346,8 @@ check-sanitized: sanitized-programs
 # scripts/check runs each unit suite once, in the sanitizer tree, and the
 # rest in the plain tree (`make check-plain`): the shell suites (Debian's
 # programs on simverbs, preloading, the MPI component need the plain build),
-# the fuzz regressions, the suites that cannot run under the sanitizers, and
-# the two whose memory bounds are asserted only without them. `make check`
+# the fuzz regressions, and the two whose memory bounds are asserted only
+# without the sanitizers. `make check`
 # runs everything in any tree.
 PLAIN_BOUNDS_TESTS = tests/unit/engine/test_many_peers tests/unit/engine/test_engine_stranger
 PLAIN_TESTS = $(filter-out $(SANITIZED_TESTS) $(TSAN_TESTS),$(TESTS)) $(PLAIN_BOUNDS_TESTS)

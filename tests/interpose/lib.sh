@@ -1,6 +1,7 @@
 # Shared by the interposer checks (sourced, bash): the simverbs checks'
 # helpers, with every program started through tent-run on simverbs.
 . "${TEST_SRCDIR:-.}/tests/simverbs/check/lib.sh"
+skip_in_asan_tree "the program under tent-run"
 TENT_RUN=$TEST_BUILDDIR/tent-run
 export HOME=$SV_TMP
 unset TENT_CONFIG TENT_LIBRARY

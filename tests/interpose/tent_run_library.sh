@@ -5,6 +5,8 @@
 # ld.so prints nothing (a library it cannot preload is only its warning).
 set -u
 builddir=${TEST_BUILDDIR:-.}
+sh "${TEST_SRCDIR:-.}/tests/lib/asan_tree.sh" &&
+    { echo "SKIP: an AddressSanitizer tree: the shell is not instrumented and cannot load libtent"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() {

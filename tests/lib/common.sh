@@ -53,6 +53,15 @@ skip() {
     exit 77
 }
 
+# skip_in_asan_tree WHAT: skips the test in a tree built with AddressSanitizer
+# (asan_tree.sh), where WHAT, not instrumented, cannot load tent's or
+# simverbs' instrumented libraries.
+skip_in_asan_tree() {
+    sh "${TEST_SRCDIR:-.}/tests/lib/asan_tree.sh" &&
+        skip "an AddressSanitizer tree: $1 is not instrumented and cannot load its libraries"
+    return 0
+}
+
 # skip_unless_installed PROG...: skips the test unless every PROG is in PATH.
 skip_unless_installed() {
     local prog

@@ -4,6 +4,7 @@
 # table's default (the knob table, not a list typed twice).
 set -u
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "ompi_info"
 
 ompi_info | grep -q "MCA btl: tent " || fail "ompi_info does not list the tent BTL"
 ompi_info --param btl tent --level 9 --parsable >"$MPI_TMP/params" || fail "ompi_info --param btl tent failed"

@@ -4,6 +4,7 @@
 # must pass its own checks.
 set -u
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "hpcc"
 command -v hpcc >/dev/null 2>&1 || { echo "SKIP: hpcc is not installed"; exit 77; }
 cd "$MPI_TMP" || fail "cd"
 cp "$TEST_SRCDIR/tests/mpi/hpccinf.txt" . || fail "no hpccinf.txt"

@@ -17,6 +17,15 @@ done
 BTL_DIR=$TEST_BUILDDIR/mpi/.libs
 [ -e "$BTL_DIR/mca_btl_tent.so" ] || { echo "SKIP: the component is not built (--without-mpi)"; exit 77; }
 MPI_CHECK=$TEST_BUILDDIR/tests/mpi/mpi_check
+
+# skip_in_asan_tree WHAT: skips the test in a tree built with AddressSanitizer
+# (tests/lib/asan_tree.sh), where WHAT, not instrumented, cannot load the
+# instrumented component (mpi_check, instrumented, can).
+skip_in_asan_tree() {
+    sh "$TEST_SRCDIR/tests/lib/asan_tree.sh" &&
+        { echo "SKIP: an AddressSanitizer tree: $1 is not instrumented and cannot load the component"; exit 77; }
+    return 0
+}
 OMPI_DEFAULT_DIR=$(ompi_info --parsable --path pkglibdir | sed -n 's/^path:pkglibdir://p')
 [ -n "$OMPI_DEFAULT_DIR" ] || fail "ompi_info names no pkglibdir"
 export OMPI_MCA_mca_base_component_path=$OMPI_DEFAULT_DIR:$BTL_DIR

@@ -3,6 +3,7 @@
 # tent,self: an allreduce of a numpy array, checked element by element.
 set -u
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "python3"
 py=/usr/bin/python3
 "$py" -c "import mpi4py, numpy" 2>/dev/null || { echo "SKIP: python3-mpi4py or python3-numpy is not installed"; exit 77; }
 mpirun_tent 120 "$py" "$TEST_SRCDIR/tests/mpi/allreduce.py" >"$MPI_TMP/out" 2>&1 ||

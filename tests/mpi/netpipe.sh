@@ -3,6 +3,7 @@
 # across sizes from 1 B to 8 MiB: it must finish and report every size.
 set -u
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "NPmpi"
 np=$(command -v NPopenmpi || command -v NPmpi) || { echo "SKIP: NPmpi (netpipe-openmpi) is not installed"; exit 77; }
 cd "$MPI_TMP" || fail "cd"
 mpirun_tent 240 "$np" -u 8388608 -o np.out >np.log 2>&1 || { tail -30 np.log; fail "NPmpi failed"; }

@@ -15,6 +15,7 @@
 # program is installed.
 set -u
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "NPmpi"
 np=$(command -v NPopenmpi || command -v NPmpi)
 py=/usr/bin/python3
 "$py" -c "import mpi4py, numpy" 2>/dev/null || py=

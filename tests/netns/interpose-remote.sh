@@ -16,6 +16,7 @@
 # Skipped (77) without root or a usable `ip netns`.
 set -u
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "ibv_rc_pingpong"
 require_netns
 skip_unless_installed ibv_rc_pingpong ib_write_bw
 [ -x "$SV_RUN" ] && [ -e "$TEST_BUILDDIR/tests/simverbs/lib/.libs/libibverbs.so.1" ] || skip "simverbs not built"

@@ -3,6 +3,7 @@
 # default two, a count, a list of names; one active RoCE v2 port each with
 # its own ::ffff:127.x.y.z GID; and a port downed from the environment.
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "ibverbs-utils"
 skip_unless_installed ibv_devices ibv_devinfo
 require_simverbs
 

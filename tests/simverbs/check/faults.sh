@@ -5,6 +5,7 @@
 # acknowledgements end in IBV_WC_RETRY_EXC_ERR; a peer in another fabric is
 # unreachable.
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "ibv_rc_pingpong"
 skip_unless_installed ibv_rc_pingpong
 require_simverbs
 

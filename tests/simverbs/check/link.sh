@@ -3,6 +3,7 @@
 # (--rate, Gbit/s) bounds ib_write_bw, an added one-way delay (--delay, us)
 # shows in ib_send_lat.
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "perftest"
 skip_unless_installed ib_write_bw ib_send_lat
 require_simverbs
 

@@ -3,6 +3,7 @@
 # ib_send_bw, ib_write_bw and ib_read_bw with their default settings, then a
 # range of message sizes; each must finish and print a bandwidth figure.
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "perftest"
 skip_unless_installed ib_send_bw ib_write_bw ib_read_bw
 require_simverbs
 

@@ -3,6 +3,7 @@
 # ib_send_lat and ib_write_lat with their default settings, then a range of
 # message sizes; each must finish and print a latency figure.
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "perftest"
 skip_unless_installed ib_send_lat ib_write_lat
 require_simverbs
 

@@ -12,6 +12,7 @@
 # Only a side with an unacknowledged send can notice: a side that is merely
 # waiting for a receive waits on, as it would on hardware (the test kills it).
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "ibv_rc_pingpong"
 skip_unless_installed ibv_rc_pingpong
 require_simverbs
 

@@ -3,6 +3,7 @@
 # 1 B to 64 KiB, thousands of iterations, receive buffers checked (-c), in
 # polling and completion-event (-e) modes, on either simulated HCA.
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "ibv_rc_pingpong"
 skip_unless_installed ibv_rc_pingpong
 require_simverbs
 

@@ -3,6 +3,7 @@
 # GIDs) and ibv_srq_pingpong (16 RC QPs sharing one receive queue), two
 # processes each on simverbs, with receive buffers checked.
 . "$(dirname "$0")/lib.sh"
+skip_in_asan_tree "ibv_ud_pingpong"
 skip_unless_installed ibv_ud_pingpong ibv_srq_pingpong
 require_simverbs
 
