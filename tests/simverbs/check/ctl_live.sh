@@ -6,7 +6,7 @@
 # and devices fail clearly; faults from SIMVERBS_FAULTS apply at start;
 # another fabric sees none of it.
 . "$(dirname "$0")/lib.sh"
-skip_in_asan_tree "ibv_rc_pingpong"
+skip_in_asan_tree "ibv_asyncwatch"
 skip_unless_installed ibv_asyncwatch stdbuf
 require_simverbs
 
