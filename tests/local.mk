@@ -102,6 +102,7 @@ CRITERION_TESTS = \
 	tests/unit/tcp/test_loss_detector \
 	tests/unit/tcp/test_tcp_rail_failover \
 	tests/unit/tcp/test_link_table \
+	tests/unit/tcp/test_link_speed \
 	tests/unit/tcp/test_atomic_ledger \
 	tests/unit/tcp/test_rail_token_book \
 	tests/unit/tcp/test_auth_gate \

@@ -183,7 +183,8 @@ void Engine::rail_views(const Connection& conn, const std::vector<std::size_t>& 
         const RailSlot& s = conn.rails[rails[k]];
         views.push_back(RailView{static_cast<int>(k % 64), monitor_->state(s.monitor_id, now), s.numa_node,
                                  s.inflight_bytes + s.held_bytes, s.ewma_bw,
-                                 s.rail.rail && s.rail.rail->holds_answer()});
+                                 s.rail.rail && s.rail.rail->holds_answer(),
+                                 s.rail.rail && s.rail.rail->kind() == TransportKind::Tcp, s.rail.link_rate});
     }
 }
 

@@ -64,6 +64,33 @@ void fill_equal_finish(std::span<const RailView> rails, const std::vector<std::s
     }
 }
 
+// The views stripe() fills shares by: the thread-moved rails among
+// `active`, when there are several and every one has a link speed, share
+// their estimates' sum in proportion to those speeds (device_selector.h).
+// Pure: the rails' own views are not changed.
+std::vector<RailView> as_striped(std::span<const RailView> rails, const std::vector<std::size_t>& active,
+                                 const BandwidthParams& bw) {
+    std::vector<RailView> seen(rails.begin(), rails.end());
+    double estimated = 0.0, link_sum = 0.0;
+    std::size_t moved = 0;
+    for (std::size_t i : active) {
+        if (!rails[i].thread_moved) continue;
+        if (rails[i].link_rate <= 0.0) return seen;
+        estimated += effective_bandwidth(rails[i].ewma_bw, bw);
+        link_sum += rails[i].link_rate;
+        ++moved;
+    }
+    if (moved < 2) return seen;
+    // Bytes/s per link bit of speed; no rail above the clamp, which would
+    // undo the proportions (unmeasured rails count as max_bw each).
+    double per_rate = estimated / link_sum;
+    for (std::size_t i : active)
+        if (rails[i].thread_moved) per_rate = std::min(per_rate, bw.max_bw / rails[i].link_rate);
+    for (std::size_t i : active)
+        if (rails[i].thread_moved) seen[i].ewma_bw = per_rate * rails[i].link_rate;
+    return seen;
+}
+
 bool allowed(const RailView& r, std::uint64_t mask) {
     return r.device >= 0 && r.device < 64 && ((mask >> r.device) & 1u);
 }
@@ -112,11 +139,12 @@ std::vector<StripeShare> DeviceSelector::stripe(std::span<const RailView> rails,
     const double min_chunk = static_cast<double>(params_.striping_min_chunk);
     std::vector<std::size_t> active = ranked;
     std::vector<double> share(rails.size(), 0.0);
+    const std::vector<RailView> seen = as_striped(rails, ranked, params_.bandwidth);
 
     // Rails whose share is below the minimum chunk are dropped, smallest
     // first, and the rest re-filled.
     for (;;) {
-        fill_equal_finish(rails, active, total, params_.bandwidth, share);
+        fill_equal_finish(seen, active, total, params_.bandwidth, share);
         std::erase_if(active, [&](std::size_t i) { return share[i] <= 0.0; });
         if (active.size() <= 1) break;
         auto small = std::min_element(active.begin(), active.end(),

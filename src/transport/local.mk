@@ -28,6 +28,7 @@ libtentcore_la_SOURCES += \
 	src/transport/tcp/control_socket.h src/transport/tcp/control_socket.cpp \
 	src/transport/tcp/link_table.h src/transport/tcp/link_table.cpp \
 	src/transport/tcp/link_watch.h src/transport/tcp/link_watch.cpp \
+	src/transport/tcp/link_speed.h src/transport/tcp/link_speed.cpp \
 	src/transport/tcp/tcp_provider.h src/transport/tcp/tcp_provider.cpp
 # verbs helper
 libtentcore_la_SOURCES += \

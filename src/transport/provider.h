@@ -98,6 +98,9 @@ struct NewRail {
     // rkey from the remote handle's rkeys[peer_hca_offset + remote_entry].
     std::size_t local_entry = 0;
     std::size_t remote_entry = 0;
+    // Bytes/s of the rail's link as its interface reports it (TCP rails;
+    // link_speed.h), 0 unknown.
+    double link_rate = 0.0;
 };
 
 class RailSink {

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/text.h"
 #include "transport/tcp/control_socket.h"
+#include "transport/tcp/link_speed.h"
 #include "transport/tcp/tcp_hello.h"
 #include "transport/tcp/tcp_rail.h"
 #include "wire/frame_codec.h"
@@ -177,7 +178,10 @@ Result<NewRail> TcpProvider::make_rail(UniqueFd fd, std::uint64_t connection_id,
     r.local_port = 0;
     r.remote_device = name;
     r.rail = std::move(*rail);
-    if (local) watch_link(local->host);
+    if (local) {
+        watch_link(local->host);
+        r.link_rate = tcp::link_speed_of(local->host);
+    }
     return r;
 }
 

@@ -366,3 +366,86 @@ Test(striping, odd_lengths_are_covered_exactly) {
         }
     }
 }
+
+// TCP rails (thread_moved) with known link speeds: split by the speeds,
+// whatever their delivery samples say (device_selector.h says why).
+Test(striping, tcp_rails_of_equal_links_get_equal_shares_whatever_their_estimates) {
+    auto v = rails(2);
+    v[0].ewma_bw = 3 * kGB;  // the drift the samples show: 3 to 1
+    v[1].ewma_bw = 1 * kGB;
+    for (auto& r : v) {
+        r.thread_moved = true;
+        r.link_rate = 10e9 / 8;
+    }
+    DeviceSelector sel(params());
+    const std::uint64_t len = 1 << 20;
+    auto s = sel.stripe(v, kAll, 0, len);
+    cr_assert_eq(s.size(), 2u);
+    cr_expect_eq(covered(s), len);
+    cr_expect_eq(s[0].length, len / 2);
+    cr_expect_eq(s[1].length, len / 2);
+    // Their backlogs still count, at the bandwidth the pair was measured to
+    // have together (4 GB/s: 2 each): 1 MiB queued on rail 0 is 1 MiB less.
+    v[0].inflight_bytes = 1 << 20;
+    s = sel.stripe(v, kAll, 0, 4 << 20);
+    cr_assert_eq(s.size(), 2u);
+    for (const auto& sh : s)
+        cr_expect_eq(sh.length, sh.rail == 0 ? (3u << 19) : (5u << 19), "rail %zu got %lu", sh.rail,
+                     static_cast<unsigned long>(sh.length));
+}
+
+Test(striping, tcp_rails_of_unequal_links_split_by_link_speed) {
+    auto v = rails(2);
+    v[0].ewma_bw = 1 * kGB;  // measured alike: the thread's limit, not the links'
+    v[1].ewma_bw = 1 * kGB;
+    v[0].thread_moved = v[1].thread_moved = true;
+    v[0].link_rate = 1e9 / 8;   // 1 Gbit/s
+    v[1].link_rate = 10e9 / 8;  // 10 Gbit/s
+    DeviceSelector sel(params());
+    const std::uint64_t len = 11 << 20;
+    auto s = sel.stripe(v, kAll, 0, len);
+    cr_assert_eq(s.size(), 2u);
+    cr_expect_eq(covered(s), len);
+    for (const auto& sh : s)
+        cr_expect(std::llabs(static_cast<long long>(sh.length) - (sh.rail == 0 ? 1LL << 20 : 10LL << 20)) < 4,
+                  "rail %zu got %lu", sh.rail, static_cast<unsigned long>(sh.length));
+    // Unmeasured rails (max_bw each) keep the proportions below the clamp.
+    v[0].ewma_bw = v[1].ewma_bw = 0;
+    s = sel.stripe(v, kAll, 0, len);
+    cr_assert_eq(s.size(), 2u);
+    for (const auto& sh : s)
+        cr_expect(std::llabs(static_cast<long long>(sh.length) - (sh.rail == 0 ? 1LL << 20 : 10LL << 20)) < 4,
+                  "unmeasured: rail %zu got %lu", sh.rail, static_cast<unsigned long>(sh.length));
+}
+
+Test(striping, estimates_stand_without_every_link_speed_or_for_hcas) {
+    const std::uint64_t len = 4 << 20;
+    DeviceSelector sel(params());
+    // One TCP rail's link speed unknown (loopback): the estimates, 3 to 1.
+    auto v = rails(2);
+    v[0].ewma_bw = 3 * kGB;
+    v[1].ewma_bw = 1 * kGB;
+    v[0].thread_moved = v[1].thread_moved = true;
+    v[0].link_rate = 10e9 / 8;
+    auto s = sel.stripe(v, kAll, 0, len);
+    cr_assert_eq(s.size(), 2u);
+    for (const auto& sh : s) cr_expect_eq(sh.length, sh.rail == 0 ? (3u << 20) : (1u << 20));
+    // HCAs (not thread-moved) with link rates: the estimates too.
+    v[0].thread_moved = v[1].thread_moved = false;
+    v[1].link_rate = 10e9 / 8;
+    s = sel.stripe(v, kAll, 0, len);
+    cr_assert_eq(s.size(), 2u);
+    for (const auto& sh : s) cr_expect_eq(sh.length, sh.rail == 0 ? (3u << 20) : (1u << 20));
+    // An HCA beside two TCP rails of equal links: the TCP pair splits its
+    // summed estimate (2 + 2 GB/s) evenly, the HCA keeps its own (4 GB/s).
+    auto w = rails(3);
+    w[0].ewma_bw = 4 * kGB;
+    w[1].ewma_bw = 3 * kGB;
+    w[2].ewma_bw = 1 * kGB;
+    w[1].thread_moved = w[2].thread_moved = true;
+    w[1].link_rate = w[2].link_rate = 25e9 / 8;
+    s = sel.stripe(w, kAll, 0, len);
+    cr_assert_eq(s.size(), 3u);
+    cr_expect_eq(covered(s), len);
+    for (const auto& sh : s) cr_expect_eq(sh.length, sh.rail == 0 ? (2u << 20) : (1u << 20), "rail %zu", sh.rail);
+}
