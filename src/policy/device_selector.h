@@ -53,9 +53,9 @@ struct RailView {
 // delivered; Linux restarts a connection's window after an idle spell).
 // Split by those samples, two equal TCP rails drifted to carrying 85% and
 // 15% of every 1 MiB read, and under BBR NPmpi then moved 24 Gbit/s at
-// 1 MiB, against 58 to 62 with equal shares. So when every such rail of a split
-// has a known link speed, they share the bandwidth their estimates add up
-// to in proportion to those speeds; otherwise (loopback, a NIC that
+// 1 MiB, against 58 to 62 with equal shares. So when every such rail of a
+// split has a known link speed, they share the bandwidth their estimates
+// add up to in proportion to those speeds; otherwise (loopback, a NIC that
 // reports no speed) the estimates stand.
 
 struct StripeShare {
@@ -88,8 +88,8 @@ public:
     // worth splitting goes whole to the best-ranked rail, as pick() would
     // choose it (and the cursor moves). NUMA locality enters the split only
     // through the measured bandwidth; TCP rails with known link speeds are
-    // weighed by those (above). Empty when no rail is usable. Shares are in rank order and cover
-    // [0, length) exactly.
+    // weighed by those (above). Empty when no rail is usable. Shares are in
+    // rank order and cover [0, length) exactly.
     std::vector<StripeShare> stripe(std::span<const RailView> rails, std::uint64_t device_mask, int caller_numa,
                                     std::uint64_t length);
 
