@@ -64,28 +64,28 @@ void fill_equal_finish(std::span<const RailView> rails, const std::vector<std::s
     }
 }
 
-// The views stripe() fills shares by: the thread-moved rails among
-// `active`, when there are several and every one has a link speed, share
-// their estimates' sum in proportion to those speeds (device_selector.h).
-// Pure: the rails' own views are not changed.
-std::vector<RailView> as_striped(std::span<const RailView> rails, const std::vector<std::size_t>& active,
-                                 const BandwidthParams& bw) {
-    std::vector<RailView> seen(rails.begin(), rails.end());
+// The views stripe() fills shares by when the thread-moved rails among
+// `active` are several and every one has a link speed: those rails share
+// their estimates' sum in proportion to the speeds (device_selector.h).
+// Empty (no copy, no allocation) when the estimates stand.
+std::vector<RailView> by_link_speed(std::span<const RailView> rails, const std::vector<std::size_t>& active,
+                                    const BandwidthParams& bw) {
     double estimated = 0.0, link_sum = 0.0;
     std::size_t moved = 0;
     for (std::size_t i : active) {
         if (!rails[i].thread_moved) continue;
-        if (rails[i].link_rate <= 0.0) return seen;
+        if (rails[i].link_rate <= 0.0) return {};
         estimated += effective_bandwidth(rails[i].ewma_bw, bw);
         link_sum += rails[i].link_rate;
         ++moved;
     }
-    if (moved < 2) return seen;
+    if (moved < 2) return {};
     // Bytes/s per link bit of speed; no rail above the clamp, which would
     // undo the proportions (unmeasured rails count as max_bw each).
     double per_rate = estimated / link_sum;
     for (std::size_t i : active)
         if (rails[i].thread_moved) per_rate = std::min(per_rate, bw.max_bw / rails[i].link_rate);
+    std::vector<RailView> seen(rails.begin(), rails.end());
     for (std::size_t i : active)
         if (rails[i].thread_moved) seen[i].ewma_bw = per_rate * rails[i].link_rate;
     return seen;
@@ -139,7 +139,8 @@ std::vector<StripeShare> DeviceSelector::stripe(std::span<const RailView> rails,
     const double min_chunk = static_cast<double>(params_.striping_min_chunk);
     std::vector<std::size_t> active = ranked;
     std::vector<double> share(rails.size(), 0.0);
-    const std::vector<RailView> seen = as_striped(rails, ranked, params_.bandwidth);
+    const std::vector<RailView> by_speed = by_link_speed(rails, ranked, params_.bandwidth);
+    const std::span<const RailView> seen = by_speed.empty() ? rails : std::span<const RailView>(by_speed);
 
     // Rails whose share is below the minimum chunk are dropped, smallest
     // first, and the rest re-filled.
