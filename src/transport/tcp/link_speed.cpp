@@ -6,8 +6,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "transport/tcp/link_watch.h"
-
 namespace tent::tcp {
 
 double parse_link_speed(std::string_view text) {
@@ -18,10 +16,9 @@ double parse_link_speed(std::string_view text) {
     return static_cast<double>(mbits) * 1e6 / 8.0;
 }
 
-double link_speed_of(const std::string& address, const std::string& net_class) {
-    const LinkState state = link_states_now({address})[address];
+double link_speed_of(int ifindex, const std::string& net_class) {
     char name[IF_NAMESIZE] = {};
-    if (state.ifindex <= 0 || !::if_indextoname(static_cast<unsigned>(state.ifindex), name)) return 0.0;
+    if (ifindex <= 0 || !::if_indextoname(static_cast<unsigned>(ifindex), name)) return 0.0;
     // Reading a down link's speed fails (EINVAL): unknown, as for -1.
     std::ifstream file(net_class + "/" + name + "/speed");
     std::stringstream text;

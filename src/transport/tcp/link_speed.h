@@ -15,9 +15,11 @@ namespace tent::tcp {
 // is down or a virtual NIC that reports no speed), empty, not a number.
 double parse_link_speed(std::string_view text);
 
-// Bytes/s of the link IPv4 `address` is on; 0 when unknown: loopback (no
-// speed file), a speed the interface does not report, an address on no
-// interface. `net_class` is where the interfaces' directories are.
-double link_speed_of(const std::string& address, const std::string& net_class = "/sys/class/net");
+// Bytes/s of the link of interface `ifindex` (the one a rail's local
+// address is on, as the provider's link watch found it); 0 when unknown:
+// loopback (no speed file), a speed the interface does not report, no such
+// interface (0 for an address on none). `net_class` is where the
+// interfaces' directories are.
+double link_speed_of(int ifindex, const std::string& net_class = "/sys/class/net");
 
 } // namespace tent::tcp

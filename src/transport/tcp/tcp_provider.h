@@ -66,8 +66,9 @@ private:
         : addresses_(std::move(addresses)), params_(params), timeout_(timeout) {}
     Result<NewRail> make_rail(UniqueFd fd, std::uint64_t connection_id, const wire::RailInfo& info,
                               const std::string& name, tcp::TcpRedial redial);
-    // Watches the link of a rail's local address from now on.
-    void watch_link(const std::string& address);
+    // Watches the link of a rail's local address from now on; its state
+    // now (the interface it is on).
+    tcp::LinkState watch_link(const std::string& address);
     void watch_listener_links();
 
     std::vector<tcp::TcpAddress> addresses_;

@@ -1,4 +1,6 @@
 // link_speed: a TCP rail's link speed from its interface's speed file.
+#include <net/if.h>
+
 #include <criterion/criterion.h>
 
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "transport/tcp/link_speed.h"
+#include "transport/tcp/link_watch.h"
 
 using namespace tent::tcp;
 
@@ -42,18 +45,31 @@ struct NetClass {
 
 } // namespace
 
-Test(link_speed, reads_the_speed_of_the_interface_the_address_is_on) {
+Test(link_speed, reads_the_speed_of_the_interface) {
     NetClass net;
-    net.speed("lo", "25000\n");  // 127.0.0.1 is on lo
-    cr_expect_float_eq(link_speed_of("127.0.0.1", net.dir.string()), 25000e6 / 8, 1e-3);
+    const int lo = static_cast<int>(if_nametoindex("lo"));
+    cr_assert_gt(lo, 0);
+    net.speed("lo", "25000\n");
+    cr_expect_float_eq(link_speed_of(lo, net.dir.string()), 25000e6 / 8, 1e-3);
     net.speed("lo", "-1\n");
-    cr_expect_eq(link_speed_of("127.0.0.1", net.dir.string()), 0.0, "a speed the interface does not report");
+    cr_expect_eq(link_speed_of(lo, net.dir.string()), 0.0, "a speed the interface does not report");
 }
 
 Test(link_speed, no_speed_file_or_no_interface_is_unknown) {
     NetClass net;
-    cr_expect_eq(link_speed_of("127.0.0.1", net.dir.string()), 0.0, "no speed file (loopback's own is unreadable)");
+    const int lo = static_cast<int>(if_nametoindex("lo"));
+    cr_expect_eq(link_speed_of(lo, net.dir.string()), 0.0, "no speed file (loopback's own is unreadable)");
     net.speed("lo", "25000\n");
-    cr_expect_eq(link_speed_of("192.0.2.77", net.dir.string()), 0.0, "an address on no interface");
-    cr_expect_eq(link_speed_of("not an address", net.dir.string()), 0.0);
+    cr_expect_eq(link_speed_of(0, net.dir.string()), 0.0, "an address on no interface");
+    cr_expect_eq(link_speed_of(1 << 30, net.dir.string()), 0.0, "no such interface");
+}
+
+Test(link_speed, the_interface_of_an_address_is_the_one_its_state_names) {
+    // What the provider passes: the ifindex its link watch found for the
+    // rail's local address.
+    NetClass net;
+    net.speed("lo", "25000\n");
+    const LinkState state = link_states_now({"127.0.0.1"})["127.0.0.1"];
+    cr_expect_float_eq(link_speed_of(state.ifindex, net.dir.string()), 25000e6 / 8, 1e-3);
+    cr_expect_eq(link_states_now({"192.0.2.77"})["192.0.2.77"].ifindex, 0, "an address on no interface");
 }
