@@ -64,6 +64,12 @@ Test(link_speed, no_speed_file_or_no_interface_is_unknown) {
     cr_expect_eq(link_speed_of(1 << 30, net.dir.string()), 0.0, "no such interface");
 }
 
+Test(link_speed, a_speed_file_that_cannot_be_read_is_unknown) {
+    // The kernel's own file for loopback exists and its read fails
+    // (EINVAL), as a down link's does.
+    cr_expect_eq(link_speed_of(static_cast<int>(if_nametoindex("lo"))), 0.0);
+}
+
 Test(link_speed, the_interface_of_an_address_is_the_one_its_state_names) {
     // What the provider passes: the ifindex its link watch found for the
     // rail's local address.
