@@ -24,6 +24,9 @@ namespace {
 
 struct ChannelState : MergedFd {  // epoll_fd is what the program sees as channel->fd
     std::deque<ibv_cq*> events;
+    // Of those, queued without the eventfd's count (QuietEvents): taken
+    // first, and counted on the eventfd before channel_event returns.
+    unsigned quiet = 0;
 };
 
 struct CqState {
@@ -41,6 +44,10 @@ std::unordered_map<const ibv_cq*, CqState>& cqs() {
     static auto* m = new std::unordered_map<const ibv_cq*, CqState>;  // until exit
     return *m;
 }
+
+// The channel this thread settles completions for inside channel_event
+// (QuietEvents), or none.
+thread_local const ibv_comp_channel* t_quiet_channel = nullptr;
 
 } // namespace
 
@@ -70,7 +77,19 @@ bool event_queued(const ibv_comp_channel* channel) {
     return it != channels().end() && !it->second.events.empty();
 }
 
+// Counts CHANNEL's quiet events on its eventfd, so that the program's
+// poll() of channel->fd sees them once channel_event has returned.
+void count_quiet_events(const ibv_comp_channel* channel) {
+    std::lock_guard lock(g_mu);
+    auto it = channels().find(channel);
+    if (it == channels().end()) return;
+    for (; it->second.quiet > 0; --it->second.quiet) it->second.signal();
+}
+
 } // namespace
+
+QuietEvents::QuietEvents(const ibv_comp_channel* channel) : previous_(t_quiet_channel) { t_quiet_channel = channel; }
+QuietEvents::~QuietEvents() { t_quiet_channel = previous_; }
 
 int channel_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context,
                   int (*provider_get)(ibv_comp_channel*, ibv_cq**, void**)) {
@@ -83,13 +102,20 @@ int channel_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context,
     }
     // The program may have made channel->fd non-blocking: then so is this.
     bool nonblocking = fds.nonblocking();
+    struct CountQuiet {
+        const ibv_comp_channel* channel;
+        ~CountQuiet() { count_quiet_events(channel); }
+    } count_quiet{channel};
     for (;;) {
         {
             SignalsHeldOff held;  // taking an event may free memory (signals_held_off.h)
             std::lock_guard lock(g_mu);
             auto it = channels().find(channel);
             if (it != channels().end() && !it->second.events.empty()) {
-                fds.take();
+                if (it->second.quiet > 0)
+                    --it->second.quiet;
+                else
+                    fds.take();
                 *cq = it->second.events.front();
                 it->second.events.pop_front();
                 if (cq_context) *cq_context = (*cq)->cq_context;
@@ -100,7 +126,8 @@ int channel_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context,
         // Either member becoming readable wakes this; tent's events are
         // taken above, the provider's below. A blocking wait drives tent
         // meanwhile, so that a rail's completion wakes this thread itself.
-        const WaitOutcome drove = nonblocking ? WaitOutcome::CannotDrive : drive_while_waiting(fds.epoll_fd, 100);
+        const WaitOutcome drove =
+            nonblocking ? WaitOutcome::CannotDrive : drive_while_waiting(fds.epoll_fd, 100, channel);
         // Completions for other CQs (a busy transfer elsewhere) must not
         // keep the provider's events waiting: those are looked at below.
         if (drove == WaitOutcome::Settled && event_queued(channel)) continue;
@@ -143,7 +170,10 @@ void cq_completed(ibv_cq* cq) {
     c->second.armed = false;
     g_armed.fetch_sub(1, std::memory_order_relaxed);
     ch->second.events.push_back(cq);
-    ch->second.signal();
+    if (cq->channel == t_quiet_channel)
+        ++ch->second.quiet;
+    else
+        ch->second.signal();
 }
 
 } // namespace tent::interpose

@@ -19,6 +19,23 @@ int channel_event(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context,
 // Acknowledgements the provider must see: NEVENTS less those of tent's events.
 unsigned provider_acks(ibv_cq* cq, unsigned nevents);
 
+// While alive, the events this thread queues on CHANNEL skip its eventfd:
+// for channel_event's own thread, settling what its wait woke for, which
+// looks at CHANNEL's queue next. The eventfd would only be written and read
+// back (two system calls per event); channel_event counts what it leaves
+// queued on the eventfd before it returns. Events queued by other threads,
+// or during the wait (which the eventfd must wake), are counted as ever.
+class QuietEvents {
+public:
+    explicit QuietEvents(const ibv_comp_channel* channel);
+    ~QuietEvents();
+    QuietEvents(const QuietEvents&) = delete;
+    QuietEvents& operator=(const QuietEvents&) = delete;
+
+private:
+    const ibv_comp_channel* previous_;
+};
+
 // From the CQ verbs: the program armed CQ; tent produced a completion on CQ.
 void cq_armed(ibv_cq* cq);
 void cq_completed(ibv_cq* cq);

@@ -60,12 +60,13 @@ int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider);
 void program_blocks();
 // The program sleeps in ibv_get_cq_event: its thread drives tent (and
 // settles what completes, which may signal the channel) until a completion
-// is settled, FD is readable, a signal comes or TIMEOUT_MS pass. Waking
+// is settled, FD is readable, a signal comes or TIMEOUT_MS pass. Events on
+// CHANNEL that its settling queues are the caller's to take (QuietEvents). Waking
 // for the rail itself saves the harvester's wake-up on the way of every
 // event. CannotDrive: no engine, or it cannot be driven from here
 // (caller_progress=false); the caller waits on FD alone.
 enum class WaitOutcome { Settled, Woken, CannotDrive };
-WaitOutcome drive_while_waiting(int fd, int timeout_ms);
+WaitOutcome drive_while_waiting(int fd, int timeout_ms, const ibv_comp_channel* channel);
 
 // Discovery outcome ---------------------------------------------------------
 

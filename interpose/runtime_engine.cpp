@@ -4,6 +4,7 @@
 #include "runtime_state.h"
 
 #include <chrono>
+#include <pthread.h>
 #include <thread>
 #include <unistd.h>
 
@@ -15,7 +16,7 @@
 
 namespace tent::interpose {
 
-// Published (stored last) once the engine, g_pool and g_engine_pid are set:
+// Published (stored last) once the engine and g_pool are set, and forks watched:
 // threads that never called engine() (a program waiting on a channel, the
 // harvester) read it without the once flag's ordering.
 std::atomic<tent_engine_t*> g_engine{nullptr};
@@ -43,7 +44,18 @@ std::thread* g_harvester = nullptr;
 
 } // namespace
 
-pid_t g_engine_pid = 0;  // the process that started the engine
+namespace {
+
+// Set in a child of fork() (pthread_atfork, registered before the engine
+// is published): the engine is the parent's. A flag rather than getpid()
+// per call: every wait on a completion channel asks, and a system call
+// costs a microsecond on a virtual machine. fork() runs the handler;
+// vfork() and posix_spawn() children only exec, and run none of this.
+std::atomic<bool> g_forked_child{false};
+
+} // namespace
+
+bool engine_is_inherited() { return g_forked_child.load(std::memory_order_relaxed); }
 
 // Sequentially consistent, against shut_down() setting g_stop and then
 // counting: either this thread sees g_stop, or shut_down() sees it.
@@ -73,7 +85,7 @@ tent_engine_t* engine() {
         // so a static's destructor would run before it, under threads
         // still posting and an engine still using the pool's buffers.
         g_pool = new SendPool(e);
-        g_engine_pid = getpid();
+        pthread_atfork(nullptr, nullptr, [] { g_forked_child.store(true, std::memory_order_relaxed); });
         g_engine.store(e, std::memory_order_release);
         // Never destroyed: a static std::thread still joinable at exit
         // would terminate a forked child, which has no such thread to
@@ -83,13 +95,13 @@ tent_engine_t* engine() {
     // A child of fork() inherits the parent's engine without its threads,
     // and its address names the parent's listener: the child's queue pairs
     // pass through to the HCA.
-    if (getpid() != g_engine_pid) return nullptr;
+    if (engine_is_inherited()) return nullptr;
     return g_engine;
 }
 
 const char* why_no_engine() {
     if (g_stop.load()) return "the process is exiting";
-    if (g_engine && getpid() != g_engine_pid) return "a child of fork(): tent's engine is the parent's";
+    if (g_engine && engine_is_inherited()) return "a child of fork(): tent's engine is the parent's";
     if (!configuration_valid()) return "the configuration is invalid";
     return "tent's engine did not start";
 }
@@ -124,7 +136,7 @@ void shut_down() {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     // A child of fork() has none of the engine's threads: the engine is the
     // parent's to stop (joining or destroying it here would hang or crash).
-    if (!g_engine || getpid() != g_engine_pid) return;
+    if (!g_engine || engine_is_inherited()) return;
     if (g_harvester && g_harvester->joinable()) g_harvester->join();
     // A program thread inside the engine (another thread still polling or
     // waiting on a channel while this one exits) leaves within a wait's

@@ -153,8 +153,8 @@ void program_blocks() {
     nap().cv.notify_all();
 }
 
-WaitOutcome drive_while_waiting(int fd, int timeout_ms) {
-    if (!g_engine || getpid() != g_engine_pid) return WaitOutcome::CannotDrive;
+WaitOutcome drive_while_waiting(int fd, int timeout_ms, const ibv_comp_channel* channel) {
+    if (!g_engine || engine_is_inherited()) return WaitOutcome::CannotDrive;
     InsideEngine inside;
     if (!inside.usable()) return WaitOutcome::CannotDrive;
     // tent allocates while it drives; a signal's handler runs when this
@@ -173,6 +173,7 @@ WaitOutcome drive_while_waiting(int fd, int timeout_ms) {
     int ready = tent_wait_fds(g_engine, timeout_ms, &fd, 1);
     if (ready < 0) return WaitOutcome::CannotDrive;
     if (ready == 0) return WaitOutcome::Woken;
+    QuietEvents quiet(channel);  // the caller looks at CHANNEL's queue next
     settle_ready();
     return WaitOutcome::Settled;
 }

@@ -59,7 +59,8 @@ void push_wc(State& s, ibv_cq* cq, const ibv_wc& wc);
 extern std::atomic<tent_engine_t*> g_engine;
 extern SendPool* g_pool;
 extern std::atomic<bool> g_stop;
-extern pid_t g_engine_pid;
+// In a child of fork(): the engine (and any that starts) is the parent's.
+bool engine_is_inherited();
 void shut_down();
 
 // A tent operation's cookie names what it is for without a table: the
