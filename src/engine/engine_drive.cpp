@@ -256,8 +256,14 @@ bool Engine::prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms) {
         for (auto& r : conn->rails) r.rail.rail->prepare_to_wait();
     in_turn_ = true;  // what this look finds is published as a turn's
     for (auto& [id, conn] : connections_)
-        for (std::size_t r = 0; r < conn->rails.size(); ++r)
-            found = drain_rail(*conn, r) || conn->rails[r].rail.rail->input_waiting() || found;
+        for (std::size_t r = 0; r < conn->rails.size(); ++r) {
+            // A rail that only arriving bytes give work needs no look: its
+            // socket stays readable until read, so the poll() below sees
+            // what came since the last one (a failing recv() per sleep saved).
+            const Rail& rail = *conn->rails[r].rail.rail;
+            if (rail.wait_fd() >= 0 && rail.idle_unless_readable(now)) continue;
+            found = drain_rail(*conn, r) || rail.input_waiting() || found;
+        }
     publish_turn(found);
     if (found) return false;
     {
