@@ -520,6 +520,7 @@ private:
     TimePoint last_monitor_tick_{};
     TimePoint last_care_{};  // rail care and timers last ran (quiet_rail_look.h, kCareInterval)
     TimePoint last_busy_{};  // last turn that found work (progress_spin)
+    TimePoint turn_clock_{};  // the last turn's last reading of the clock (its start, or its end after work)
     // What the deadlines judging a peer run on (watched_time.h); a running
     // driver turns at least every kLongestSleepMs (100 ms): a longer step
     // counts as that.

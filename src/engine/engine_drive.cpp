@@ -145,10 +145,10 @@ void Engine::application_poll(bool turn_wanted) {
     // the engine for good while every poll of the application took what it
     // queued or yielded to it (ib_write_bw under the interposer on one
     // simulated HCA, in about one run of three).
-    application_turn_ns_.store(steady_ns(), std::memory_order_relaxed);
-    if (!turn_wanted) return;
-    std::unique_lock drive(drive_mutex_, std::try_to_lock);
-    if (!drive.owns_lock()) {
+    std::unique_lock drive(drive_mutex_, std::defer_lock);
+    if (!turn_wanted || !drive.try_lock()) {
+        application_turn_ns_.store(steady_ns(), std::memory_order_relaxed);
+        if (!turn_wanted) return;
         // A turn is running: its completions are queued for us. A caller
         // that polls in a loop gives that turn's thread the CPU it may be
         // waiting for (a real-time poller would otherwise keep it off this
@@ -158,7 +158,11 @@ void Engine::application_poll(bool turn_wanted) {
     }
     DriveScope scope(this);
     (void)progress_once();
-    application_turn_ns_.store(steady_ns(), std::memory_order_relaxed);
+    // The turn's own last reading dates it: a spinning caller's turn that
+    // finds nothing takes about a microsecond, and a reading before it and
+    // one after were two thirds of the clock's share of its CPU (NPmpi 8 B
+    // over btl tent: 3.2% of the rank's samples, the turn's own 1.6%).
+    application_turn_ns_.store(turn_clock_.time_since_epoch().count(), std::memory_order_relaxed);
 }
 
 void Engine::start_or_wake() {

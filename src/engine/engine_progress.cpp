@@ -61,6 +61,7 @@ bool Engine::progress_once() {
                               .work_waits = all_quiet && work_waits_for_turn(),
                               .since_care = start - last_care_})) {
         publish_turn(false);
+        turn_clock_ = start;
         return false;
     }
     for (auto& [id, conn] : connections_) {
@@ -112,6 +113,7 @@ bool Engine::progress_once() {
     }
     publish_turn(busy || recvs_changed);
     if (busy) last_busy_ = now;  // progress_spin counts from here
+    turn_clock_ = now;
     return busy;
 }
 
