@@ -17,7 +17,7 @@ void add_u32_le(std::vector<std::uint8_t>& bytes, std::size_t at, std::size_t ad
 
 } // namespace
 
-Result<std::vector<std::uint8_t>> encode_data_frame_prefix(const wire::Frame& frame, std::size_t tail_length) {
+Status encode_data_frame_prefix(const wire::Frame& frame, std::size_t tail_length, std::vector<std::uint8_t>& out) {
     std::size_t head_data = 0;
     if (const auto* w = std::get_if<wire::Write>(&frame.body)) head_data = w->data.size();
     else if (const auto* s = std::get_if<wire::Send>(&frame.body)) head_data = s->data.size();
@@ -34,13 +34,13 @@ Result<std::vector<std::uint8_t>> encode_data_frame_prefix(const wire::Frame& fr
         return Status(Code::InvalidArgument, "write: remote range at " + std::to_string(w->remote_addr) + " of " +
                                                  std::to_string(head_data + tail_length) +
                                                  " bytes wraps around the address space");
-    auto bytes = wire::encode_frame(frame);
-    if (!bytes) return bytes.status();
+    out.clear();
+    if (Status s = wire::encode_frame(frame, out); !s) return s;
     // The data block closes the frame: u32 length, then the data.
-    const std::size_t data_length_at = bytes->size() - head_data - 4;
-    add_u32_le(*bytes, wire::kPayloadLengthOffset, tail_length);
-    add_u32_le(*bytes, data_length_at, tail_length);
-    return bytes;
+    const std::size_t data_length_at = out.size() - head_data - 4;
+    add_u32_le(out, wire::kPayloadLengthOffset, tail_length);
+    add_u32_le(out, data_length_at, tail_length);
+    return Status::ok();
 }
 
 } // namespace tent::tcp

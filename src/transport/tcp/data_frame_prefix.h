@@ -5,7 +5,8 @@
 // tail, its payload and data lengths enlarged by the tail's length.
 //
 //   Frame f{..., .body = Write{rkey, addr, nullopt, {}}};
-//   auto head = encode_data_frame_prefix(f, n);  // then writev(head, buffer[0..n))
+//   std::vector<std::uint8_t> head;
+//   encode_data_frame_prefix(f, n, head);  // then writev(head, buffer[0..n))
 //
 // The bytes on the wire are exactly encode_frame() of the frame whose data
 // is its own data followed by the tail.
@@ -20,8 +21,9 @@
 
 namespace tent::tcp {
 
-// Code::InvalidArgument for other frame types, an invalid frame, or data
-// plus tail above the wire's maximum.
-Result<std::vector<std::uint8_t>> encode_data_frame_prefix(const wire::Frame& frame, std::size_t tail_length);
+// The prefix replaces what `out` held (its capacity is kept: the rail
+// reuses its buffers). Code::InvalidArgument for other frame types, an
+// invalid frame, or data plus tail above the wire's maximum.
+Status encode_data_frame_prefix(const wire::Frame& frame, std::size_t tail_length, std::vector<std::uint8_t>& out);
 
 } // namespace tent::tcp

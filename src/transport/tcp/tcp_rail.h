@@ -327,6 +327,11 @@ private:
     void withhold_gone_data(TxFrame& frame);
     // Outgoing frames; the front one may be partly sent.
     std::deque<TxFrame> tx_;
+    // Buffers of frames sent, for the next frames' bytes: a message then
+    // costs no allocation for its frame, its header or its peer's ack.
+    std::vector<std::vector<std::uint8_t>> spare_bytes_;
+    std::vector<std::uint8_t> take_bytes();  // empty, maybe with room
+    void give_back_bytes(std::vector<std::uint8_t>& bytes);
     std::size_t tx_front_sent_ = 0;
     std::size_t tx_bytes_ = 0;
     // Every frame in tx_ is an unsent Ok Ack (meaningful while tx_ is not

@@ -59,7 +59,8 @@ Status TcpRail::post(const RailOp& op) {
         break;
     case RailOpcode::Send: {
         // The header travels in front of the payload: u16 length, bytes.
-        std::vector<std::uint8_t> data(2 + op.send_header.size());
+        std::vector<std::uint8_t> data = take_bytes();
+        data.resize(2 + op.send_header.size());
         store_le(data.data(), static_cast<std::uint16_t>(op.send_header.size()));
         std::copy(op.send_header.begin(), op.send_header.end(), data.begin() + 2);
         frame.body = wire::Send{.immediate = std::nullopt, .data = std::move(data)};
@@ -91,12 +92,14 @@ Status TcpRail::post(const RailOp& op) {
         if (op.opcode == RailOpcode::Read || is_atomic(op.opcode)) {
             if (Status s = queue_frame(frame); !s) return s;
         } else {
-            auto head = encode_data_frame_prefix(frame, op.length);
-            if (!head) return Status(Code::InvalidArgument, "tcp rail " + identity_.name + ": " + head.status().message());
+            std::vector<std::uint8_t> head = take_bytes();
+            const Status encoded = encode_data_frame_prefix(frame, op.length, head);
+            if (auto* send = std::get_if<wire::Send>(&frame.body)) give_back_bytes(send->data);
+            if (!encoded) return Status(Code::InvalidArgument, "tcp rail " + identity_.name + ": " + encoded.message());
             // A write's data is looked up again as it goes (withhold_gone_data);
             // a message's is not: zeros delivered as a message would be data
             // the program never sent.
-            queue_bytes(std::move(*head), std::span<const std::uint8_t>(bytes, op.length), false,
+            queue_bytes(std::move(head), std::span<const std::uint8_t>(bytes, op.length), false,
                         op.opcode == RailOpcode::Write ? op.lkey : 0, next_seq_);
         }
         pending_nodes_.assign(pending_, next_seq_++, p);
@@ -113,10 +116,28 @@ void TcpRail::end_posts() {
     flush();
 }
 
+std::vector<std::uint8_t> TcpRail::take_bytes() {
+    if (spare_bytes_.empty()) return {};
+    std::vector<std::uint8_t> bytes = std::move(spare_bytes_.back());
+    spare_bytes_.pop_back();
+    bytes.clear();
+    return bytes;
+}
+
+void TcpRail::give_back_bytes(std::vector<std::uint8_t>& bytes) {
+    // Frames' own bytes are small (data goes from the caller's buffer), and
+    // a few are in flight at a time: a rare large one is not kept.
+    constexpr std::size_t kLargest = 4096, kKept = 16;
+    if (bytes.capacity() == 0 || bytes.capacity() > kLargest || spare_bytes_.size() >= kKept) return;
+    spare_bytes_.push_back(std::move(bytes));
+}
+
 Status TcpRail::queue_frame(const wire::Frame& frame) {
-    std::vector<std::uint8_t> bytes;
-    if (Status s = wire::encode_frame(frame, bytes); !s)
+    std::vector<std::uint8_t> bytes = take_bytes();
+    if (Status s = wire::encode_frame(frame, bytes); !s) {
+        give_back_bytes(bytes);
         return Status(Code::InvalidArgument, "tcp rail " + identity_.name + ": " + s.message());
+    }
     const auto* ack = std::get_if<wire::Ack>(&frame.body);
     queue_bytes(std::move(bytes), {}, ack && ack->status == wire::WireStatus::Ok);
     return Status::ok();
@@ -128,6 +149,7 @@ void TcpRail::queue_bytes(std::vector<std::uint8_t> head, std::span<const std::u
         // Acks are cumulative: this one says all the queued one said.
         tx_bytes_ += head.size();
         tx_bytes_ -= tx_.back().size();
+        give_back_bytes(tx_.back().head);
         tx_.back() = TxFrame{std::move(head), tail, 0, 0, false, {}, {}};
         return;
     }
@@ -138,7 +160,7 @@ void TcpRail::queue_bytes(std::vector<std::uint8_t> head, std::span<const std::u
 
 void TcpRail::queue_read_response(std::vector<std::uint8_t> head, std::span<const std::uint8_t> tail,
                                   std::uint32_t region_key, std::uint64_t seq) {
-    std::vector<std::uint8_t> trailer;
+    std::vector<std::uint8_t> trailer = take_bytes();
     (void)wire::encode_frame(frame_for(seq, wire::Ack{wire::WireStatus::Ok}), trailer);  // an Ack always encodes
     TxFrame frame{std::move(head), tail, tail.empty() ? 0 : region_key, seq, true, {}, std::move(trailer)};
     tx_acks_only_ = false;
@@ -250,6 +272,8 @@ void TcpRail::flush(bool leaving) {
                 break;
             }
             sent -= left;
+            give_back_bytes(tx_.front().head);
+            give_back_bytes(tx_.front().trailer);
             tx_.pop_front();
             tx_front_sent_ = 0;
         }

@@ -70,12 +70,14 @@ bool TcpRail::handle_read_request(const wire::Frame& f, const wire::ReadRequest&
         // valid frame, and a decoded request reads at least one byte.)
         const auto* src = reinterpret_cast<const std::uint8_t*>(static_cast<std::uintptr_t>(r.remote_addr));
         answer.body = wire::ReadResponse{wire::WireStatus::Ok, {src[0]}};
-        if (auto prefix = encode_data_frame_prefix(answer, r.length - 1)) {
-            queue_read_response(std::move(*prefix), std::span<const std::uint8_t>(src + 1, r.length - 1), r.rkey,
+        std::vector<std::uint8_t> prefix = take_bytes();
+        if (encode_data_frame_prefix(answer, r.length - 1, prefix)) {
+            queue_read_response(std::move(prefix), std::span<const std::uint8_t>(src + 1, r.length - 1), r.rkey,
                                 f.seq);
             answered_ += r.length;
             return true;
         }
+        give_back_bytes(prefix);
         answer.body = wire::Nack{wire::FrameType::ReadRequest, wire::WireStatus::RemoteInvalid};
     }
     (void)queue_frame(answer);
