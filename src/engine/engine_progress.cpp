@@ -60,7 +60,7 @@ bool Engine::progress_once() {
                               .found_work = busy || service || recvs_changed,
                               .work_waits = all_quiet && work_waits_for_turn(),
                               .since_care = start - last_care_})) {
-        publish_turn(false);
+        publish_turn(false, start);
         turn_clock_ = start;
         return false;
     }
@@ -111,7 +111,7 @@ bool Engine::progress_once() {
         }
         if (stats_publisher_) publish_stats(now);
     }
-    publish_turn(busy || recvs_changed);
+    publish_turn(busy || recvs_changed, now);
     if (busy) last_busy_ = now;  // progress_spin counts from here
     turn_clock_ = now;
     return busy;
@@ -209,14 +209,19 @@ void Engine::start_submitted() {
 void Engine::start_ops(std::deque<std::unique_ptr<Op>>& submitted) {
     const std::uint64_t first_new = submitted.empty() ? 0 : submitted.front()->id;
     const std::uint64_t last_new = submitted.empty() ? 0 : submitted.back()->id;
+    // One request with none queued (a program that posts and waits, as a
+    // ping-pong does): the queue could only hand it straight back, so it is
+    // asked the queue's question directly below.
+    const bool alone = submitted.size() == 1 && qos_->empty();
+    const Priority alone_priority = alone ? submitted.front()->options.priority : Priority::Medium;
     for (auto& op : submitted) {
-        qos_->push(op->id, op->options.priority);
+        if (!alone) qos_->push(op->id, op->options.priority);
         priority_activity_.started(op->options.priority);
         const std::uint64_t id = op->id;
         ops_nodes_.assign(ops_, id, std::move(op));
     }
     if (slots_) publish_pending();  // also what finished since the last turn
-    if (qos_->empty()) return;
+    if (!alone && qos_->empty()) return;
     const TimePoint now = clock_.now();
     const std::uint64_t window = params_.qos_window.window;
     auto may_start = [&](const QueuedRequest& e) {
@@ -226,6 +231,14 @@ void Engine::start_ops(std::deque<std::unique_ptr<Op>>& submitted) {
             return false;
         return !slots_ || slots_may_start(e.original, now);
     };
+    if (alone) {
+        const QueuedRequest request{first_new, alone_priority, alone_priority, now, now, 0};
+        if (may_start(request)) {
+            start_op_by_id(first_new);
+            return;
+        }
+        qos_->push(first_new, alone_priority);
+    }
     while (auto next = qos_->pop_if(may_start)) start_op_by_id(next->id);
     if (qos_->empty() || first_new == 0) return;
     // Requests of this batch that wait (planning numbers them: a waiting one has no number yet).
@@ -367,6 +380,7 @@ void Engine::collect_stats() {
     std::vector<RailStats>& stats = spare_stats_;
     std::size_t n = 0;
     const TimePoint now = clock_.now();
+    last_stats_ = now;
     // Gauges take a lock and a map lookup per rail: at most every 10 ms.
     const bool gauges = now - last_gauges_ >= std::chrono::milliseconds(10);
     if (gauges) last_gauges_ = now;
@@ -407,15 +421,23 @@ void Engine::refresh_stats() {
     stats_.swap(spare_stats_);
 }
 
-void Engine::publish_turn(bool found_work) {
+void Engine::publish_turn(bool found_work, TimePoint now) {
     in_turn_ = false;
-    const bool refresh = found_work || stats_stale_ || !turn_completions_.empty();
-    if (!refresh) return;  // nothing to publish: no lock for a turn that found nothing
-    collect_stats();
+    const bool handing_over = !turn_completions_.empty();
+    if (found_work || handing_over) stats_stale_ = true;
+    if (!stats_stale_) return;  // nothing to publish: no lock for a turn that found nothing
+    // An application thread driving its own turns gets its completions
+    // first: the table is brought up to date by its next turn, while it
+    // waits on the network, or by rail_stats() when asked before that
+    // (a ping-pong's message waited 600 instructions for it). Under a
+    // stream of completions, at least every kCareInterval.
+    const bool collect = !(handing_over && params_.caller_progress && !on_progress_thread()) ||
+                         now - last_stats_ >= kCareInterval;
+    if (collect) collect_stats();
     bool waiters = false;
     {
         std::lock_guard lock(mutex_);
-        stats_.swap(spare_stats_);
+        if (collect) stats_.swap(spare_stats_);
         if (!turn_completions_.empty()) {
             for (auto& c : turn_completions_) completions_.push_back(std::move(c));
             ready_count_.store(completions_.size(), std::memory_order_release);
