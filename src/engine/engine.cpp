@@ -386,11 +386,6 @@ Status Engine::wait(std::chrono::milliseconds timeout, std::span<const int> also
     return Status::ok();
 }
 
-std::vector<RailStats> Engine::rail_stats() const {
-    std::lock_guard lock(mutex_);
-    return stats_;
-}
-
 void Engine::push_completion(EngineCompletion c) {
     if (in_turn_) {
         turn_completions_.push_back(std::move(c));

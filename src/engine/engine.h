@@ -164,7 +164,9 @@ public:
     // thread that may drive (caller_progress); Unsupported otherwise.
     // *ready: how many completions are ready.
     Status wait(std::chrono::milliseconds timeout, std::span<const int> also, std::size_t* ready);
-    std::vector<RailStats> rail_stats() const;
+    // Every rail's counters and state; what a completion the caller has
+    // seen did is counted.
+    std::vector<RailStats> rail_stats();
     // Counters and gauges of this engine (tent_metrics.h), for a stats
     // publisher or Prometheus text; updated by the progress thread.
     const Registry& metrics_registry() const { return metrics_registry_; }
@@ -364,8 +366,9 @@ private:
     // Ends a turn: the statistics (when the turn found work, completed
     // something or marked them stale) and the turn's completions become
     // visible together, so a completion the application sees is already
-    // counted in rail_stats().
-    void publish_turn(bool found_work);
+    // counted in rail_stats(); an application thread's turn leaves the
+    // statistics for later (rail_stats() catches up).
+    void publish_turn(bool found_work, TimePoint now);
     void collect_stats();  // into spare_stats_
     // Outside a turn, publishes the statistics now; in one, at its end.
     void refresh_stats();
@@ -507,6 +510,7 @@ private:
     std::optional<TransportSelector> transport_selector_;  // progress thread only after start()
     bool fd_less_rails_ = false;
     TimePoint last_gauges_{};
+    TimePoint last_stats_{};  // collect_stats() last ran (publish_turn may leave it for later)
     // skip_quiet_rails()' poll set and the rail of each entry, kept between turns.
     std::vector<pollfd> quiet_fds_;
     std::vector<RailSlot*> quiet_slots_;
@@ -526,7 +530,7 @@ private:
     // counts as that.
     static constexpr auto kWatchStep = std::chrono::milliseconds(100);
     WatchedTime watched_{kWatchStep, clock_.now()};
-    bool stats_stale_ = false;  // requests started outside a turn: rail_stats() lags
+    bool stats_stale_ = false;  // stats_ lags: requests started outside a turn, or a turn handed completions first
     // Completions found during the running turn, published by publish_turn().
     bool in_turn_ = false;
     std::vector<EngineCompletion> turn_completions_;

@@ -82,6 +82,22 @@ bool any_ready_now(std::span<const int> fds) {
 
 bool Engine::this_thread_drives() const { return t_driving == this; }
 
+std::vector<RailStats> Engine::rail_stats() {
+    // A turn that handed completions to an application thread left the
+    // table for later (publish_turn): brought up to date here, so that what
+    // the application saw complete is counted. A driver busy right now
+    // publishes it at the end of its turn.
+    if (params_.caller_progress && !this_thread_drives()) {
+        std::unique_lock drive(drive_mutex_, std::try_to_lock);
+        if (drive.owns_lock()) {
+            DriveScope scope(this);
+            if (stats_stale_) refresh_stats();
+        }
+    }
+    std::lock_guard lock(mutex_);
+    return stats_;
+}
+
 bool Engine::on_progress_thread() const { return t_progress_thread_of == this; }
 
 std::chrono::nanoseconds Engine::application_lease() const {
@@ -268,7 +284,7 @@ bool Engine::prepare_sleep(bool busy, SleepSet& sleep, int max_timeout_ms) {
             if (rail.wait_fd() >= 0 && rail.idle_unless_readable(now)) continue;
             found = drain_rail(*conn, r) || rail.input_waiting() || found;
         }
-    publish_turn(found);
+    publish_turn(found, now);
     if (found) return false;
     {
         std::lock_guard lock(mutex_);

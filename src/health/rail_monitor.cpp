@@ -56,14 +56,12 @@ void RailMonitor::remove_rail(RailId rail) {
 // The fault sets are keyed by names: a lookup builds its key (allocating
 // for long names), and they are asked about every rail on every turn while
 // they are almost always empty.
-bool RailMonitor::local_fault(const Rail& r) const {
-    if (local_ports_down_.empty() && local_devices_fatal_.empty()) return false;
+bool RailMonitor::local_fault_listed(const Rail& r) const {
     return local_ports_down_.count({r.ep.local_device, r.ep.local_port}) ||
            local_devices_fatal_.count(r.ep.local_device);
 }
 
-bool RailMonitor::remote_fault(const Rail& r) const {
-    if (remote_ports_down_.empty() && remote_devices_fatal_.empty()) return false;
+bool RailMonitor::remote_fault_listed(const Rail& r) const {
     return remote_ports_down_.count({r.ep.remote_peer, r.ep.remote_device, r.ep.remote_port}) ||
            remote_devices_fatal_.count({r.ep.remote_peer, r.ep.remote_device});
 }

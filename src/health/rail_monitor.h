@@ -145,8 +145,16 @@ private:
     };
 
     bool valid(RailId rail) const { return rail < rails_.size(); }
-    bool local_fault(const Rail& r) const;
-    bool remote_fault(const Rail& r) const;
+    // Asked for every rail on every request (state()): the common answer,
+    // no port or device down anywhere, without a call or a lookup.
+    bool local_fault(const Rail& r) const {
+        return (!local_ports_down_.empty() || !local_devices_fatal_.empty()) && local_fault_listed(r);
+    }
+    bool remote_fault(const Rail& r) const {
+        return (!remote_ports_down_.empty() || !remote_devices_fatal_.empty()) && remote_fault_listed(r);
+    }
+    bool local_fault_listed(const Rail& r) const;
+    bool remote_fault_listed(const Rail& r) const;
     unsigned decayed_level(const Rail& r, TimePoint now) const;
     void pause(RailId id, PauseCause cause, TimePoint now);
     void recover(RailId id, RecoveryReason reason, TimePoint now);

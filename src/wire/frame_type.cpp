@@ -1,8 +1,10 @@
 #include "wire/frame_type.h"
 
-#include <string_view>
-
 namespace tent::wire {
+
+namespace {
+constexpr const char* kUnknownName = "unknown";
+}
 
 const char* frame_type_name(FrameType t) {
     switch (t) {
@@ -28,11 +30,12 @@ const char* frame_type_name(FrameType t) {
     case FrameType::SendAbandoned: return "send abandoned";
     case FrameType::PortState: return "port state";
     }
-    return "unknown";
+    return kUnknownName;
 }
 
 bool is_known_frame_type(uint8_t raw) {
-    return std::string_view(frame_type_name(static_cast<FrameType>(raw))) != "unknown";
+    // Every frame's header passes here: a pointer comparison, no strcmp.
+    return frame_type_name(static_cast<FrameType>(raw)) != kUnknownName;
 }
 
 uint16_t allowed_flags(FrameType t) {
