@@ -24,42 +24,42 @@ uint8_t header_version(FrameType t) {
     }
 }
 
+// Straight into the frame's body: every data frame passes here, and each
+// move of a body between results is a visit of the variant.
 template <typename B>
-Result<FrameBody> decode_as(std::span<const uint8_t> payload) {
-    B body;
+Status decode_as(std::span<const uint8_t> payload, FrameBody& out) {
+    B& body = out.emplace<B>();
     ByteReader r(payload);
     Status st = decode_body(r, body);
     if (!st) return st;
     if (r.remaining() != 0)
         return detail::invalid(B::kType, std::to_string(r.remaining()) + " trailing bytes in payload");
-    st = validate_body(body);
-    if (!st) return st;
-    return FrameBody(std::move(body));
+    return validate_body(body);
 }
 
-Result<FrameBody> decode_body_of(FrameType t, std::span<const uint8_t> payload) {
+Status decode_body_of(FrameType t, std::span<const uint8_t> payload, FrameBody& out) {
     switch (t) {
-    case FrameType::Hello: return decode_as<Hello>(payload);
-    case FrameType::HelloAck: return decode_as<HelloAck>(payload);
-    case FrameType::AddressBlob: return decode_as<AddressBlob>(payload);
-    case FrameType::Goodbye: return decode_as<Goodbye>(payload);
-    case FrameType::Write: return decode_as<Write>(payload);
-    case FrameType::ReadRequest: return decode_as<ReadRequest>(payload);
-    case FrameType::ReadResponse: return decode_as<ReadResponse>(payload);
-    case FrameType::Send: return decode_as<Send>(payload);
-    case FrameType::Ack: return decode_as<Ack>(payload);
-    case FrameType::Nack: return decode_as<Nack>(payload);
-    case FrameType::Atomic: return decode_as<Atomic>(payload);
-    case FrameType::AtomicResponse: return decode_as<AtomicResponse>(payload);
-    case FrameType::Heartbeat: return decode_as<Heartbeat>(payload);
-    case FrameType::HeartbeatAck: return decode_as<HeartbeatAck>(payload);
-    case FrameType::Probe: return decode_as<Probe>(payload);
-    case FrameType::ProbeReply: return decode_as<ProbeReply>(payload);
-    case FrameType::SyncRequest: return decode_as<SyncRequest>(payload);
-    case FrameType::SyncReply: return decode_as<SyncReply>(payload);
-    case FrameType::SendCredit: return decode_as<SendCredit>(payload);
-    case FrameType::SendAbandoned: return decode_as<SendAbandoned>(payload);
-    case FrameType::PortState: return decode_as<PortState>(payload);
+    case FrameType::Hello: return decode_as<Hello>(payload, out);
+    case FrameType::HelloAck: return decode_as<HelloAck>(payload, out);
+    case FrameType::AddressBlob: return decode_as<AddressBlob>(payload, out);
+    case FrameType::Goodbye: return decode_as<Goodbye>(payload, out);
+    case FrameType::Write: return decode_as<Write>(payload, out);
+    case FrameType::ReadRequest: return decode_as<ReadRequest>(payload, out);
+    case FrameType::ReadResponse: return decode_as<ReadResponse>(payload, out);
+    case FrameType::Send: return decode_as<Send>(payload, out);
+    case FrameType::Ack: return decode_as<Ack>(payload, out);
+    case FrameType::Nack: return decode_as<Nack>(payload, out);
+    case FrameType::Atomic: return decode_as<Atomic>(payload, out);
+    case FrameType::AtomicResponse: return decode_as<AtomicResponse>(payload, out);
+    case FrameType::Heartbeat: return decode_as<Heartbeat>(payload, out);
+    case FrameType::HeartbeatAck: return decode_as<HeartbeatAck>(payload, out);
+    case FrameType::Probe: return decode_as<Probe>(payload, out);
+    case FrameType::ProbeReply: return decode_as<ProbeReply>(payload, out);
+    case FrameType::SyncRequest: return decode_as<SyncRequest>(payload, out);
+    case FrameType::SyncReply: return decode_as<SyncReply>(payload, out);
+    case FrameType::SendCredit: return decode_as<SendCredit>(payload, out);
+    case FrameType::SendAbandoned: return decode_as<SendAbandoned>(payload, out);
+    case FrameType::PortState: return decode_as<PortState>(payload, out);
     }
     // decode_header already rejected unknown types.
     return Status(Code::Internal, "no decoder for frame type " + std::to_string(static_cast<unsigned>(t)));
@@ -135,14 +135,12 @@ Result<Frame> decode_frame(std::span<const uint8_t> bytes, const FrameHeader& h)
     if (bytes.size() > total)
         return Status(Code::InvalidArgument,
                       "trailing garbage: " + std::to_string(bytes.size() - total) + " bytes after the frame");
-    auto body = decode_body_of(h.type, bytes.subspan(kHeaderSize, h.payload_length));
-    if (!body) return body.status();
     Frame f;
+    if (Status st = decode_body_of(h.type, bytes.subspan(kHeaderSize, h.payload_length), f.body); !st) return st;
     f.flags = h.flags;
     f.rail_id = h.rail_id;
     f.connection_id = h.connection_id;
     f.seq = h.seq;
-    f.body = std::move(body).value();
     return f;
 }
 

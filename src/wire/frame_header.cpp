@@ -58,18 +58,19 @@ size_t max_payload_length(FrameType t) {
 }
 
 Status check_header_fields(FrameType t, uint16_t flags, uint64_t connection_id, uint64_t seq) {
-    const std::string_view name = frame_type_name(t);  // only an error copies it
+    // Every frame passes here up to three times: its name (a strlen) only for an error.
+    auto name = [t] { return std::string(frame_type_name(t)); };
     const uint16_t extra = flags & ~allowed_flags(t);
-    if (extra != 0) return invalid("flags " + hex(extra) + " not allowed in " + std::string(name) + " frames");
+    if (extra != 0) return invalid("flags " + hex(extra) + " not allowed in " + name() + " frames");
     if (t == FrameType::AddressBlob) {
         if (connection_id != 0) return invalid("address blob has connection id " + hex(connection_id) + ", must be 0");
     } else if (connection_id == 0) {
-        return invalid(std::string(name) + " frame has connection id 0");
+        return invalid(name() + " frame has connection id 0");
     }
     if (carries_sequence(t)) {
-        if (seq == 0) return invalid(std::string(name) + " frame has sequence number 0 (sequences start at 1)");
+        if (seq == 0) return invalid(name() + " frame has sequence number 0 (sequences start at 1)");
     } else if (seq != 0) {
-        return invalid(std::string(name) + " frame has sequence number " + std::to_string(seq) + ", must be 0");
+        return invalid(name() + " frame has sequence number " + std::to_string(seq) + ", must be 0");
     }
     return Status::ok();
 }
