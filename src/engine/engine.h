@@ -511,6 +511,7 @@ private:
     bool fd_less_rails_ = false;
     TimePoint last_gauges_{};
     TimePoint last_stats_{};  // collect_stats() last ran (publish_turn may leave it for later)
+    std::atomic<bool> stats_deferred_{false};  // stats_ lags completions handed out: rail_stats() refreshes
     // skip_quiet_rails()' poll set and the rail of each entry, kept between turns.
     std::vector<pollfd> quiet_fds_;
     std::vector<RailSlot*> quiet_slots_;

@@ -85,14 +85,12 @@ bool Engine::this_thread_drives() const { return t_driving == this; }
 std::vector<RailStats> Engine::rail_stats() {
     // A turn that handed completions to an application thread left the
     // table for later (publish_turn): brought up to date here, so that what
-    // the application saw complete is counted. A driver busy right now
-    // publishes it at the end of its turn.
-    if (params_.caller_progress && !this_thread_drives()) {
-        std::unique_lock drive(drive_mutex_, std::try_to_lock);
-        if (drive.owns_lock()) {
-            DriveScope scope(this);
-            if (stats_stale_) refresh_stats();
-        }
+    // the application saw complete is counted. Waits for a turn under way
+    // (nobody sleeps holding the drive lock).
+    if (stats_deferred_.load(std::memory_order_acquire) && !this_thread_drives()) {
+        std::lock_guard drive(drive_mutex_);
+        DriveScope scope(this);
+        if (stats_stale_) refresh_stats();
     }
     std::lock_guard lock(mutex_);
     return stats_;

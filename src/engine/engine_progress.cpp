@@ -417,6 +417,7 @@ void Engine::refresh_stats() {
         return;
     }
     collect_stats();
+    stats_deferred_.store(false, std::memory_order_release);
     std::lock_guard lock(mutex_);
     stats_.swap(spare_stats_);
 }
@@ -434,6 +435,7 @@ void Engine::publish_turn(bool found_work, TimePoint now) {
     const bool collect = !(handing_over && params_.caller_progress && !on_progress_thread()) ||
                          now - last_stats_ >= kCareInterval;
     if (collect) collect_stats();
+    stats_deferred_.store(!collect, std::memory_order_release);
     bool waiters = false;
     {
         std::lock_guard lock(mutex_);
