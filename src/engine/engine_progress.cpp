@@ -432,8 +432,8 @@ void Engine::publish_turn(bool found_work, TimePoint now) {
     // waits on the network, or by rail_stats() when asked before that
     // (a ping-pong's message waited 600 instructions for it). Under a
     // stream of completions, at least every kCareInterval.
-    const bool collect = !(handing_over && params_.caller_progress && !on_progress_thread()) ||
-                         now - last_stats_ >= kCareInterval;
+    const bool application_turn = params_.caller_progress && !on_progress_thread();
+    const bool collect = !(handing_over && application_turn) || now - last_stats_ >= kCareInterval;
     if (collect) collect_stats();
     stats_deferred_.store(!collect, std::memory_order_release);
     bool waiters = false;
