@@ -75,6 +75,15 @@ inline std::vector<EngineCompletion> wait_completions(Engine& e, std::size_t wan
 }
 
 // The wire form of a registration, as a peer passes it to post_write/read.
+// One counter of RailStats summed over the engine's rails (rail_stats()
+// is up to date with what a poll returned).
+template <class Counter>
+std::uint64_t rail_total(Engine& e, Counter RailStats::*counter) {
+    std::uint64_t n = 0;
+    for (const RailStats& s : e.rail_stats()) n += static_cast<std::uint64_t>(s.*counter);
+    return n;
+}
+
 inline std::vector<std::uint8_t> handle_bytes(const Registration& reg) {
     auto enc = wire::encode_memory_handle(reg.handle);
     return std::vector<std::uint8_t>(enc->begin(), enc->end());

@@ -159,11 +159,6 @@ Test(engine_loopback, sends_survive_a_failing_rail_exactly_once_in_order) {
         std::lock_guard lock(mu);
         got.emplace_back(m.begin(), m.end());
     });
-    auto failovers_so_far = [&] {
-        std::uint64_t n = 0;
-        for (const auto& s : p.a->rail_stats()) n += s.failovers;
-        return n;
-    };
     bool broken = false;
     for (int i = 0; i < kMessages; ++i) {
         if (i == 50) {
@@ -175,7 +170,7 @@ Test(engine_loopback, sends_survive_a_failing_rail_exactly_once_in_order) {
         // on a slow, loaded machine (ASan in CI) it once took none of the
         // 200 messages of a fixed window (the data checks passed, the
         // failover count read 0). Without a failover it stays broken to the end.
-        if (broken && i >= 250 && failovers_so_far() > 0) {
+        if (broken && i >= 250 && rail_total(*p.a, &RailStats::failovers) > 0) {
             p.fabric->set_broken(1, false);
             broken = false;
         }
@@ -196,7 +191,7 @@ Test(engine_loopback, sends_survive_a_failing_rail_exactly_once_in_order) {
         if (std::chrono::steady_clock::now() > deadline) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    cr_expect_gt(failovers_so_far(), 0u, "the broken rail's fragments moved");
+    cr_expect_gt(rail_total(*p.a, &RailStats::failovers), 0u, "the broken rail's fragments moved");
     std::lock_guard lock(mu);
     cr_assert_eq(got.size(), static_cast<std::size_t>(kMessages), "exactly once");
     for (int i = 0; i < kMessages; ++i) cr_expect(got[i] == msgs[i], "message %d out of order or corrupt", i);

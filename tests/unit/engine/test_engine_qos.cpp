@@ -61,7 +61,7 @@ Outcome run(const Config& config, bool high_first) {
         auto c = wait_completions(*p.a, 1);
         cr_assert(c.size() == 1 && c[0].status.is_ok());
         for (int i = 0; i < 200 && ops_before == 0; ++i) {
-            for (const auto& s : p.a->rail_stats()) ops_before += s.ops;
+            ops_before = rail_total(*p.a, &RailStats::ops);
             if (ops_before == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
     }
@@ -81,8 +81,7 @@ Outcome run(const Config& config, bool high_first) {
     // Statistics are published by the progress thread: wait for the last ones.
     const std::uint64_t want = ops_before + kWrites * kOpsPerWrite;
     for (int i = 0; i < 500; ++i) {
-        out.rail_ops = 0;
-        for (const auto& s : p.a->rail_stats()) out.rail_ops += s.ops;
+        out.rail_ops = rail_total(*p.a, &RailStats::ops);
         if (out.rail_ops >= want && out.rail_ops > ops_before) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
@@ -141,11 +140,7 @@ std::array<std::uint64_t, 2> lane_run(bool lane) {
     auto rd = p.b->register_memory(dst.data(), size, wire::kAccessAll);
     cr_assert(rs.is_ok() && rd.is_ok());
     const auto remote = reinterpret_cast<std::uint64_t>(dst.data());
-    auto inflight = [&] {
-        std::uint64_t n = 0;
-        for (const auto& s : p.a->rail_stats()) n += s.inflight_bytes;
-        return n;
-    };
+    auto inflight = [&] { return rail_total(*p.a, &RailStats::inflight_bytes); };
     auto wait_inflight = [&](std::uint64_t want) {
         for (int i = 0; i < 2000 && inflight() < want; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         cr_assert_geq(inflight(), want, "posted and held in flight by the stalled rails");
@@ -235,11 +230,7 @@ StreamOutcome high_stream(std::size_t high_size, bool with_high, bool with_low) 
         // taken the low write (queued it, or started it). Posting it after a
         // fixed time instead met, on a slow build, a moment when the test
         // thread had not yet re-posted the high writes that had completed.
-        auto inflight = [&] {
-            std::uint64_t n = 0;
-            for (const auto& s : p.a->rail_stats()) n += s.inflight_bytes;
-            return n;
-        };
+        auto inflight = [&] { return rail_total(*p.a, &RailStats::inflight_bytes); };
         auto waited = [&] { return p.a->metrics_registry().snapshot().value("tent_qos_waited_total", {"low"}, 0); };
         p.fabric->set_stalled(0, true);
         for (std::uint64_t s = 0; s < kSlots; ++s) post_high(s);

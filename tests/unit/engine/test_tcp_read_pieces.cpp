@@ -18,11 +18,7 @@ namespace {
 
 constexpr std::size_t kLength = 1 << 20;
 
-std::uint64_t ops_of(Engine& e) {
-    std::uint64_t ops = 0;
-    for (const auto& s : e.rail_stats()) ops += s.ops;
-    return ops;
-}
+std::uint64_t ops_of(Engine& e) { return rail_total(e, &RailStats::ops); }
 
 std::uint8_t pattern(std::size_t i, unsigned seed) { return static_cast<std::uint8_t>((i * 131 + seed * 7 + (i >> 9)) & 0xff); }
 
