@@ -112,8 +112,10 @@ int query_device_ex(ibv_context* c, const ibv_query_device_ex_input*, ibv_device
   ibv_device_attr_ex a{};
   fill_device_attr(ctx->port, &a.orig_attr);
   a.odp_caps.general_caps = 0;
-  a.completion_timestamp_mask = 0;
-  a.hca_core_clock = 0;
+  // Completion timestamps are the host's CLOCK_MONOTONIC in ns (cq.cpp):
+  // a 64-bit counter at 1 GHz (hca_core_clock is in kHz).
+  a.completion_timestamp_mask = ~uint64_t(0);
+  a.hca_core_clock = 1000000;
   a.device_cap_flags_ex = a.orig_attr.device_cap_flags;
   a.max_dm_size = 0;
   a.raw_packet_caps = 0;
