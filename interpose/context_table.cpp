@@ -5,6 +5,7 @@
 #include <shared_mutex>
 #include <vector>
 
+#include "cq_ex.h"
 #include "dispatch.h"
 #include "qp_ex.h"
 
@@ -49,9 +50,13 @@ void adopt_context(ibv_context* context) {
     context->ops.req_notify_cq = dispatch_req_notify_cq;
     context->ops.post_srq_recv = dispatch_post_srq_recv;
     CreateQpEx provider = adopt_create_qp_ex(context);
+    CreateCqEx provider_cq = adopt_create_cq_ex(context);
     std::unique_lock lock(table().mutex);
     for (auto& e : table().entries)
-        if (e.context == context) e.ops->create_qp_ex = provider;
+        if (e.context == context) {
+            e.ops->create_qp_ex = provider;
+            e.ops->create_cq_ex = provider_cq;
+        }
 }
 
 void release_context(ibv_context* context) {
@@ -64,6 +69,7 @@ void release_context(ibv_context* context) {
         context->ops.req_notify_cq = it->ops->req_notify_cq;
         context->ops.post_srq_recv = it->ops->post_srq_recv;
         release_create_qp_ex(context, it->ops->create_qp_ex);
+        release_create_cq_ex(context, it->ops->create_cq_ex);
         table().entries.erase(it);
         return;
     }

@@ -15,10 +15,11 @@ struct ProviderOps {
     int (*req_notify_cq)(ibv_cq*, int) = nullptr;
     int (*post_srq_recv)(ibv_srq*, ibv_recv_wr*, ibv_recv_wr**) = nullptr;
     ibv_qp* (*create_qp_ex)(ibv_context*, ibv_qp_init_attr_ex*) = nullptr;  // verbs_context's
+    ibv_cq_ex* (*create_cq_ex)(ibv_context*, ibv_cq_init_attr_ex*) = nullptr;  // verbs_context's
 };
 
 // Takes over CONTEXT's hot-path ops (post_send, post_recv, poll_cq,
-// req_notify_cq); the replacements call the provider's unless the object is
+// req_notify_cq, and the extended create_qp_ex and create_cq_ex); the replacements call the provider's unless the object is
 // one the interposer carries.
 void adopt_context(ibv_context* context);
 // Forgets CONTEXT before it is closed.

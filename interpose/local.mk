@@ -15,6 +15,7 @@ libtentapi_la_SOURCES += interpose/activation.h interpose/activation.cpp \
 	interpose/rendezvous_channel.h interpose/rendezvous_channel.cpp \
 	interpose/rendezvous_tcp.h interpose/rendezvous_tcp.cpp \
 	interpose/engine_address.h interpose/engine_address.cpp interpose/qp.cpp interpose/qp_ex.h interpose/qp_ex.cpp \
+	interpose/cq_ex.h interpose/cq_ex.cpp \
 	interpose/send_pool.h interpose/send_pool.cpp \
 	interpose/memory.h interpose/memory.cpp interpose/mr.cpp \
 	interpose/merged_fd.h interpose/merged_fd.cpp \

@@ -55,6 +55,9 @@ void forget_srq(ibv_srq* srq);
 // *provider: false when only carried QPs use CQ (the provider's CQ then
 // stays empty and need not be polled).
 int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider);
+// The same without driving tent: only what is queued already (the rest of
+// a poll that took some, as an adapter's CQ gives what it holds).
+int take_queued_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider);
 // The program armed a CQ and may sleep on its channel: tent's completions
 // are harvested for it in the background.
 void program_blocks();

@@ -122,6 +122,12 @@ int take_queued(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider, SignalsHe
 
 } // namespace
 
+int take_queued_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
+    *provider = true;
+    SignalsHeldOff held(SignalsHeldOff::Start::Later);
+    return std::max(take_queued(cq, max, wc, provider, held), 0);
+}
+
 int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
     *provider = true;
     // Held off once the CQ turns out to be tent's, until tent's work on this

@@ -3,7 +3,10 @@
 # simulated HCAs each: the interposer finds the peer's tent from the queue
 # pair's RTR attributes and carries the sends over tent's rails; every
 # received byte is checked (-c), in polling and completion-event (-e)
-# modes, and both HCAs carry traffic (the engine's per-rail report at exit). Against a peer without tent, the queue pair
+# modes, also with completion timestamps (-t: the program then creates its
+# CQ with ibv_create_cq_ex and polls it with ibv_start_poll / ibv_next_poll
+# / ibv_wc_read_completion_ts, and with -e takes a poll that finds nothing
+# after an event for an error), and both HCAs carry traffic (the engine's per-rail report at exit). Against a peer without tent, the queue pair
 # falls back to the HCA after interpose_discovery_ms, with one notice.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
 skip_unless_installed ibv_rc_pingpong
@@ -16,12 +19,20 @@ cases=(
     "b64k 65536 100"
     "ev4k 4096 300 -e"
     "ev64k 65536 100 -e"
+    "ts4k 4096 300 -t"
+    "tsev4k 4096 300 -t -e"
 )
 for c in "${cases[@]}"; do
     read -r name size iters opts <<<"$c"
     # shellcheck disable=SC2086
     run_pair "$name" 60 ibv_rc_pingpong -g 0 -c -s "$size" -n "$iters" $opts
     check_pingpong_report "$name" "$size" "$iters"
+    case " $opts " in *" -t "*)
+        for side in server client; do
+            grep -q "^Average receive completion clock cycles = " "$SV_TMP/$name-$side.log" ||
+                { show_log "$name-$side"; fail "$name: $side reported no completion timestamps"; }
+        done ;;
+    esac
     for side in server client; do
         log=$SV_TMP/$name-$side.log
         grep -q "passes through" "$log" && { show_log "$name-$side"; fail "$name: $side fell back to the HCA"; }

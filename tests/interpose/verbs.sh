@@ -7,7 +7,8 @@
 # whose child exits at once, which must exit cleanly) under
 # tent-run on both sides, carried over both simulated HCAs, also with the
 # receives on a shared receive queue (-s), and with every post through the
-# extended QP API (-x: ibv_wr_*), with a UD queue pair on the client's CQ
+# extended QP API (-x: ibv_wr_*), with the CQ created and polled through
+# the extended CQ API (-X), with a UD queue pair on the client's CQ
 # (-u: passed through, its completions mixed with the carried QP's), with a
 # signal handler that allocates
 # interrupting it (-a), with buffers registered per write and deregistered
@@ -69,6 +70,19 @@ grep -h "quiet datagrams" "$SV_TMP/udcq-events-client.log"
 # atomics included), carried too.
 carried qpex -g 0 -x
 echo "qpex: client $(rail_ops "$SV_TMP/qpex-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/qpex-client.log" mlx5_1) on mlx5_1"
+
+# The CQ created with ibv_create_cq_ex and every completion taken through
+# ibv_start_poll / ibv_next_poll / ibv_wc_read_* / ibv_end_poll (-X), on
+# both sides: tent's completions come through the extended polling
+# functions, field by field (without them the program sees none and gives
+# up after 10 s); with -u the UD queue pair's completions, the HCA's own,
+# come through the same polls; with -e each side sleeps on the channel.
+carried cqex -g 0 -X
+carried cqex-ud -g 0 -X -u -n 2
+grep -q "verbs_check client: a datagram on the shared CQ in each of 2 rounds" "$SV_TMP/cqex-ud-client.log" ||
+    { show_log cqex-ud-client; fail "cqex-ud: the client did not exchange its datagrams"; }
+carried cqex-events -g 0 -X -e -x
+echo "cqex: client $(rail_ops "$SV_TMP/cqex-client.log" mlx5_0) ops on mlx5_0, $(rail_ops "$SV_TMP/cqex-client.log" mlx5_1) on mlx5_1; with a UD QP on the CQ and with events too"
 
 # Every work request kind (sends, writes with immediate data, reads,
 # atomics, an SRQ) with interpose_ordering: one-sided work held back

@@ -17,7 +17,9 @@
  * pull a port mid-run: tests/interpose/faults.sh). With -x, the client
  * posts everything through the extended QP API (ibv_create_qp_ex,
  * ibv_wr_start / ibv_wr_* / ibv_wr_complete) instead of ibv_post_send,
- * with the same checks.
+ * with the same checks. With -X, either side creates its CQ with
+ * ibv_create_cq_ex and takes every completion through ibv_start_poll /
+ * ibv_next_poll / ibv_wc_read_* / ibv_end_poll, with the same checks.
  * After the rounds, the asynchronous events queued on the context must
  * name no error of the QP, whatever faults of ports or devices came (read
  * with the fd non-blocking; tent carries the QP past them).
@@ -157,6 +159,45 @@ static const char *role = "server";
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
+/* -X: the same CQ, created and polled through the extended API. */
+static struct ibv_cq_ex *cqx;
+/* -X: completions one ibv_start_poll .. ibv_end_poll took, handed out one
+ * at a time. */
+static struct ibv_wc cqx_taken[8];
+static int cqx_have, cqx_next;
+
+/* One completion of the CQ into *wc: 1, 0 if there is none, or a negative
+ * error. With -X through the extended API: a poll takes up to 8 with
+ * ibv_next_poll, every field read with ibv_wc_read_*. */
+static int poll_one(struct ibv_wc *wc) {
+    if (!cqx) return ibv_poll_cq(cq, 1, wc);
+    if (cqx_next < cqx_have) {
+        *wc = cqx_taken[cqx_next++];
+        return 1;
+    }
+    struct ibv_poll_cq_attr attr = {0};
+    int rc = ibv_start_poll(cqx, &attr);
+    if (rc == ENOENT) return 0;
+    if (rc) return -rc;
+    cqx_have = cqx_next = 0;
+    do {
+        struct ibv_wc *w = &cqx_taken[cqx_have++];
+        memset(w, 0, sizeof *w);
+        w->wr_id = cqx->wr_id;
+        w->status = cqx->status;
+        w->vendor_err = ibv_wc_read_vendor_err(cqx);
+        w->opcode = ibv_wc_read_opcode(cqx);
+        w->byte_len = ibv_wc_read_byte_len(cqx);
+        w->wc_flags = ibv_wc_read_wc_flags(cqx);
+        if (w->wc_flags & IBV_WC_WITH_IMM) w->imm_data = ibv_wc_read_imm_data(cqx);
+        w->qp_num = ibv_wc_read_qp_num(cqx);
+        w->src_qp = ibv_wc_read_src_qp(cqx);
+    } while (cqx_have < 8 && (rc = ibv_next_poll(cqx)) == 0);
+    ibv_end_poll(cqx);
+    if (rc && rc != ENOENT) return -rc;
+    *wc = cqx_taken[cqx_next++];
+    return 1;
+}
 static struct ibv_qp *qp;
 static struct ibv_qp_ex *qpx; /* -x */
 static struct ibv_mr *mr;
@@ -233,7 +274,7 @@ static struct ibv_wc poll_wc(void) {
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
-        int n = ibv_poll_cq(cq, 1, &wc);
+        int n = poll_one(&wc);
         if (n < 0) die("ibv_poll_cq: %d", n);
         if (n == 1 && ud_qp && wc.qp_num == ud_qp->qp_num) {
             ud_check(wc);
@@ -548,7 +589,7 @@ static void ud_wait(void) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     while (ud_seen < 2) {
         struct ibv_wc wc;
-        int n = ibv_poll_cq(cq, 1, &wc);
+        int n = poll_one(&wc);
         if (n < 0) die("ibv_poll_cq: %d", n);
         if (n == 1 && wc.qp_num == ud_qp->qp_num) {
             ud_check(wc);
@@ -579,7 +620,7 @@ static void *post_datagram_later(void *arg) {
  * wait; if it did not, this would sleep until the test's time limit). */
 static void quiet_datagram(void) {
     struct ibv_wc wc;
-    int n = ibv_poll_cq(cq, 1, &wc);
+    int n = poll_one(&wc);
     if (n != 0) die("quiet datagram: the CQ was not empty (%d, opcode %d)", n, n > 0 ? (int)wc.opcode : -1);
     if (!cq_armed && ibv_req_notify_cq(cq, 0)) die("ibv_req_notify_cq");
     cq_armed = 1;
@@ -643,7 +684,7 @@ static void *poll_until_exit(void *arg) {
     (void)arg;
     for (;;) {
         struct ibv_wc wc;
-        if (ibv_poll_cq(cq, 1, &wc) < 0) die("-w: ibv_poll_cq");
+        if (poll_one(&wc) < 0) die("-w: ibv_poll_cq");
     }
     return NULL;
 }
@@ -932,7 +973,7 @@ static void leave_qp(int fd, int err) {
             ibv_ack_async_event(&ev);
             struct ibv_wc wc;
             usleep(100000);
-            if (ibv_poll_cq(cq, 1, &wc) != 0) die("ERR on an SRQ: a completion (status %s) for the shared queue's receive",
+            if (poll_one(&wc) != 0) die("ERR on an SRQ: a completion (status %s) for the shared queue's receive",
                                                   ibv_wc_status_str(wc.status));
             printf("verbs_check server: qp on a shared receive queue in the error state, its last WQE reached\n");
         }
@@ -1211,7 +1252,7 @@ static void prefix_server(int fd) {
     clock_gettime(CLOCK_MONOTONIC, &since);
     for (;;) {
         struct ibv_wc wc;
-        int n = ibv_poll_cq(cq, 1, &wc);
+        int n = poll_one(&wc);
         if (n < 0) die("ibv_poll_cq: %d", n);
         clock_gettime(CLOCK_MONOTONIC, &t);
         if (n == 1) {
@@ -1251,12 +1292,12 @@ static void prefix_server(int fd) {
 
 int main(int argc, char **argv) {
     const char *port = "18515", *dev_name = NULL, *host = NULL;
-    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, alarms = 0, use_ud = 0, events = 0, churn = 0,
+    int gid_index = 0, opt, kill_mode = 0, use_srq = 0, rounds = 1, use_ex = 0, use_cqx = 0, alarms = 0, use_ud = 0, events = 0, churn = 0,
         exit_polling = 0, lonely_exit_us = -1, teardown_ms = -1, fork_first = 0,
         teardown_at_exit = 0, spare_err = 0, reconnect = 0;
     const char *leave = NULL;
     int order_rounds = 0, order_fence = 0, prefix = 0;
-    while ((opt = getopt(argc, argv, "p:d:g:aeEfFG:kmO:Pq:Rst:Tuwxn:")) != -1) {
+    while ((opt = getopt(argc, argv, "p:d:g:aeEfFG:kmO:Pq:Rst:TuwxXn:")) != -1) {
         if (opt == 'k') kill_mode = 1;
         else if (opt == 'P') prefix = 1;
         else if (opt == 'E') spare_err = 1;
@@ -1274,18 +1315,20 @@ int main(int argc, char **argv) {
         else if (opt == 'u') use_ud = 1;
         else if (opt == 'a') alarms = 1;
         else if (opt == 'x') use_ex = 1;
+        else if (opt == 'X') use_cqx = 1;
         else if (opt == 'n') rounds = atoi(optarg);
         else if (opt == 's') use_srq = 1;
         else if (opt == 'p') port = optarg;
         else if (opt == 'd') dev_name = optarg;
         else if (opt == 'g') gid_index = atoi(optarg);
         else {
-            fprintf(stderr, "usage: verbs_check [-a] [-e] [-E] [-F] [-G err|destroy] [-k] [-m] [-O ROUNDS [-f]] [-P] [-R] [-s] [-T] [-u] [-w] [-x] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
+            fprintf(stderr, "usage: verbs_check [-a] [-e] [-E] [-F] [-G err|destroy] [-k] [-m] [-O ROUNDS [-f]] [-P] [-R] [-s] [-T] [-u] [-w] [-x] [-X] [-n ROUNDS] [-q USEC [-t MS]] [-p PORT] [-d DEV] [-g GID_INDEX] [HOST]\n");
             return 2;
         }
     }
     if (leave && strcmp(leave, "err") && strcmp(leave, "destroy")) die("-G: err or destroy, not %s", leave);
     if (reconnect && use_srq) die("-R: not with -s (the shared queue's receives outlive a reset)");
+    if (use_cqx && exit_polling) die("-X: not with -w (its completions are handed out by one thread)");
     if (optind < argc) {
         host = argv[optind];
         role = "client";
@@ -1307,7 +1350,13 @@ int main(int argc, char **argv) {
                                                  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
         die("ibv_reg_mr");
     if (events && !(channel = ibv_create_comp_channel(ctx))) die("ibv_create_comp_channel");
-    if (!(cq = ibv_create_cq(ctx, 256, NULL, channel, 0))) die("ibv_create_cq");
+    if (use_cqx) {
+        struct ibv_cq_init_attr_ex ca = {.cqe = 256, .channel = channel, .wc_flags = IBV_WC_STANDARD_FLAGS};
+        if (!(cqx = ibv_create_cq_ex(ctx, &ca))) die("ibv_create_cq_ex");
+        cq = ibv_cq_ex_to_cq(cqx);
+    } else if (!(cq = ibv_create_cq(ctx, 256, NULL, channel, 0))) {
+        die("ibv_create_cq");
+    }
     struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
                                   .cap = {.max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 4,
                                           .max_recv_sge = 4, .max_inline_data = 64}};
