@@ -19,8 +19,9 @@ struct ProviderOps {
 };
 
 // Takes over CONTEXT's hot-path ops (post_send, post_recv, poll_cq,
-// req_notify_cq, and the extended create_qp_ex and create_cq_ex); the replacements call the provider's unless the object is
-// one the interposer carries.
+// req_notify_cq, and the extended create_qp_ex and create_cq_ex); the
+// replacements call the provider's unless the object is one the
+// interposer carries.
 void adopt_context(ibv_context* context);
 // Forgets CONTEXT before it is closed.
 void release_context(ibv_context* context);

@@ -7,9 +7,8 @@
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
-#include <utility>
-#include <vector>
 
+#include "context_table.h"
 #include "runtime.h"
 #include "signals_held_off.h"
 
@@ -45,14 +44,12 @@ struct ExCq {
     ibv_wc entry{};
 };
 
-// Every CQ the interposer created, by address, and the providers'
-// create_cq_ex per adopted context. An ExCq is never freed: a CQ created
-// later at the same address takes it over, so a pointer to it stays valid
-// (the per-thread cache below).
+// Every CQ the interposer created, by address. An ExCq is never freed: a
+// CQ created later at the same address takes it over, so a pointer to it
+// stays valid (the per-thread cache below).
 struct Registry {
     std::shared_mutex mutex;
     std::unordered_map<const ibv_cq_ex*, std::unique_ptr<ExCq>> cqs;
-    std::vector<std::pair<const ibv_context*, CreateCqEx>> providers;
 };
 
 Registry& registry() {
@@ -200,12 +197,9 @@ void take_over(ibv_cq_ex* cq) {
 }
 
 ibv_cq_ex* create_cq_ex(ibv_context* context, ibv_cq_init_attr_ex* attr) {
-    CreateCqEx provider = nullptr;
-    {
-        std::shared_lock lock(registry().mutex);
-        for (auto& [c, fn] : registry().providers)
-            if (c == context) provider = fn;
-    }
+    // The context table keeps the provider's, as it does its other ops.
+    const ProviderOps* ops = provider_ops(context);
+    CreateCqEx provider = ops ? ops->create_cq_ex : nullptr;
     if (!provider) {
         errno = EOPNOTSUPP;
         return nullptr;
@@ -226,10 +220,6 @@ CreateCqEx adopt_create_cq_ex(ibv_context* context) {
     verbs_context* vctx = verbs_get_ctx_op(context, create_cq_ex);
     if (!vctx || !vctx->create_cq_ex) return nullptr;
     CreateCqEx provider = vctx->create_cq_ex;
-    {
-        std::unique_lock lock(registry().mutex);
-        registry().providers.emplace_back(context, provider);
-    }
     vctx->create_cq_ex = create_cq_ex;
     return provider;
 }
@@ -237,13 +227,6 @@ CreateCqEx adopt_create_cq_ex(ibv_context* context) {
 void release_create_cq_ex(ibv_context* context, CreateCqEx provider) {
     if (!provider) return;
     if (verbs_context* vctx = verbs_get_ctx_op(context, create_cq_ex)) vctx->create_cq_ex = provider;
-    std::unique_lock lock(registry().mutex);
-    auto& v = registry().providers;
-    for (auto it = v.begin(); it != v.end(); ++it)
-        if (it->first == context) {
-            v.erase(it);
-            break;
-        }
 }
 
 } // namespace tent::interpose
