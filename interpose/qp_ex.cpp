@@ -135,20 +135,10 @@ void wr_set_inline_data(ibv_qp_ex* qpx, void* addr, size_t length) {
     wr_set_inline_data_list(qpx, 1, &one);
 }
 
-// The providers' create_qp_ex, per adopted context.
-std::mutex g_mu;
-std::vector<std::pair<const ibv_context*, CreateQpEx>>& providers() {
-    static auto* v = new std::vector<std::pair<const ibv_context*, CreateQpEx>>;  // until exit
-    return *v;
-}
-
 ibv_qp* create_qp_ex(ibv_context* context, ibv_qp_init_attr_ex* attr) {
-    CreateQpEx provider = nullptr;
-    {
-        std::lock_guard lock(g_mu);
-        for (auto& [c, fn] : providers())
-            if (c == context) provider = fn;
-    }
+    // The context table keeps the provider's, as it does its other ops.
+    const ProviderOps* ops = provider_ops(context);
+    CreateQpEx provider = ops ? ops->create_qp_ex : nullptr;
     if (!provider) {
         errno = EOPNOTSUPP;
         return nullptr;
@@ -196,12 +186,8 @@ ibv_qp* create_qp_ex(ibv_context* context, ibv_qp_init_attr_ex* attr) {
 
 CreateQpEx adopt_create_qp_ex(ibv_context* context) {
     verbs_context* vctx = verbs_get_ctx_op(context, create_qp_ex);
-    if (!vctx) return nullptr;
+    if (!vctx || !vctx->create_qp_ex) return nullptr;
     CreateQpEx provider = vctx->create_qp_ex;
-    {
-        std::lock_guard lock(g_mu);
-        providers().emplace_back(context, provider);
-    }
     vctx->create_qp_ex = create_qp_ex;
     return provider;
 }
@@ -209,13 +195,6 @@ CreateQpEx adopt_create_qp_ex(ibv_context* context) {
 void release_create_qp_ex(ibv_context* context, CreateQpEx provider) {
     if (!provider) return;
     if (verbs_context* vctx = verbs_get_ctx_op(context, create_qp_ex)) vctx->create_qp_ex = provider;
-    std::lock_guard lock(g_mu);
-    auto& v = providers();
-    for (auto it = v.begin(); it != v.end(); ++it)
-        if (it->first == context) {
-            v.erase(it);
-            break;
-        }
 }
 
 } // namespace tent::interpose

@@ -5,9 +5,11 @@
 # the program with exit 66): the project's verbs program under tent-run on
 # both sides, with a program thread polling, one sleeping in
 # ibv_get_cq_event (with a UD queue pair beside, whose events the HCA
-# gives), an SRQ and the ibv_wr_* API, buffers deregistered by a second
-# thread while the first posts from new ones, an exit while another thread
-# polls, exits while the engine starts or a QP still looks for its peer
+# gives), an SRQ and the ibv_wr_* API, an extended CQ (ibv_start_poll,
+# with events, and a UD queue pair's completions on the same CQ), buffers
+# deregistered by a second thread while the first posts from new ones, an
+# exit while another thread polls, exits while the engine starts or a QP
+# still looks for its peer
 # (also after destroying that QP), verbs torn down by an exit handler that
 # runs after tent's, two TCP rails, one then both HCA ports pulled mid-run
 # and restored, a fatal error of the device the program opened, and the
@@ -40,6 +42,7 @@ export TENT_TCP_SILENCE_INTERVALS=50 TENT_RAIL_SILENCE_MIN_MS=3000 TENT_FAILOVER
 carried tsan-poll -g 0 -n 2
 carried tsan-events -g 0 -u -e -n 2
 carried tsan-srq-qpex -g 0 -s -x -n 2
+carried tsan-cqex-events -g 0 -X -u -e -n 2
 carried tsan-churn -g 0 -m -n 4
 carried tsan-exit-polling -g 0 -w
 lonely_exits tsan-exit-at-rtr
@@ -63,4 +66,4 @@ done
 if grep -l "WARNING: ThreadSanitizer" "$SV_TMP"/*.log 2>/dev/null; then
     fail "ThreadSanitizer reported (above)"
 fi
-echo "PASS: verbs_check under tent-run, ${TSAN_OPTIONS:+ThreadSanitizer quiet, }polling, events, SRQ, ibv_wr_*, deregistering thread, exit while polling, exit while starting, teardown after exit, TCP, pulled ports, device fatal, peer's QP gone, reset and reconnected, errored before connecting, ordering"
+echo "PASS: verbs_check under tent-run, ${TSAN_OPTIONS:+ThreadSanitizer quiet, }polling, events, SRQ, ibv_wr_*, extended CQ, deregistering thread, exit while polling, exit while starting, teardown after exit, TCP, pulled ports, device fatal, peer's QP gone, reset and reconnected, errored before connecting, ordering"
