@@ -1,12 +1,34 @@
 # Shared by the interposer checks (sourced, bash): the simverbs checks'
 # helpers, with every program started through tent-run on simverbs.
 . "${TEST_SRCDIR:-.}/tests/simverbs/check/lib.sh"
-skip_in_asan_tree "the program under tent-run"
 TENT_RUN=$TEST_BUILDDIR/tent-run
 export HOME=$SV_TMP
 unset TENT_CONFIG TENT_LIBRARY
 # run_pair and start_bg call "$SV_RUN" -- PROG ARGS...
 SV_PLAIN_RUN=$SV_RUN
+# tent-run off simverbs: "${tent_run_command[@]}" PROG ARGS...
+tent_run_command=("$TENT_RUN")
+asan_runtime=  # the sanitizer's runtime in an AddressSanitizer tree
+# In an AddressSanitizer tree (README, "Sanitizers") simverbs' library and
+# libtent are instrumented, without naming the sanitizer's runtime, and the
+# programs mostly not (Debian's): every program started on simverbs, with
+# tent or without, gets the runtime (the one the tree's tent-run is linked
+# with) preloaded. tent-run puts libtent in front of it, which the runtime's
+# check of its place would refuse (verify_asan_link_order): the runtime
+# still initialises before any instrumented code runs.
+if sh "${TEST_SRCDIR:-.}/tests/lib/asan_tree.sh"; then
+    asan_runtime=$(ldd "$TENT_RUN" | awk '$1 ~ /^libasan/ { print $3; exit }')
+    [ -n "$asan_runtime" ] || fail "an AddressSanitizer tree whose tent-run names no libasan"
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+    tent_run_command=(env LD_PRELOAD="$asan_runtime" "$TENT_RUN")
+    SV_PLAIN_RUN=$SV_TMP/simverbs-asan-run
+    cat >"$SV_PLAIN_RUN" <<SCRIPT
+#!/bin/sh
+[ "\$1" = -- ] && shift
+exec "$SV_RUN" -- env LD_PRELOAD="$asan_runtime" "\$@"
+SCRIPT
+    chmod +x "$SV_PLAIN_RUN"
+fi
 SV_RUN=$SV_TMP/simverbs-tent-run
 cat >"$SV_RUN" <<SCRIPT
 #!/bin/sh

@@ -23,7 +23,7 @@ missing=$(comm -13 <(echo "$exported") <(echo "$wrapped"))
 echo "ok: libtent exports tent_* and $(wc -w <<<"$wrapped") wrapped verbs"
 
 # No verbs: same output, nothing on stderr, one thread.
-out=$(timeout 20 "$TENT_RUN" sh -c 'echo hello; ls /proc/$$/task | wc -l' 2>"$SV_TMP/sh.err") ||
+out=$(timeout 20 "${tent_run_command[@]}" sh -c 'echo hello; ls /proc/$$/task | wc -l' 2>"$SV_TMP/sh.err") ||
     fail "sh under tent-run exited with $?"
 [ "$out" = "hello
 1" ] || fail "sh under tent-run printed '$out'"
@@ -71,7 +71,7 @@ preload_run=$SV_TMP/simverbs-preload-run
 cat >"$preload_run" <<SCRIPT
 #!/bin/sh
 [ "\$1" = -- ] && shift
-exec "$SV_PLAIN_RUN" -- env LD_PRELOAD="$lib" "\$@"
+exec "$SV_PLAIN_RUN" -- env LD_PRELOAD="$lib${asan_runtime:+:$asan_runtime}" "\$@"
 SCRIPT
 chmod +x "$preload_run"
 SV_RUN=$preload_run TENT_RAIL_COOLDOWN_SECS=-5 run_pair badconf 30 ibv_rc_pingpong -g 0 -c -s 1024 -n 200
