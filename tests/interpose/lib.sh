@@ -4,6 +4,15 @@
 TENT_RUN=$TEST_BUILDDIR/tent-run
 export HOME=$SV_TMP
 unset TENT_CONFIG TENT_LIBRARY
+# run_wrapper FILE COMMAND...: writes FILE, a script called as simverbs-run
+# is (-- PROG ARGS..., the -- optional) that runs COMMAND... PROG ARGS...
+run_wrapper() {
+    local file=$1
+    shift
+    { echo '#!/bin/bash'; echo '[ "$1" = -- ] && shift'; printf 'exec'; printf ' %q' "$@"; echo ' "$@"'; } >"$file"
+    chmod +x "$file"
+}
+
 # run_pair and start_bg call "$SV_RUN" -- PROG ARGS...
 SV_PLAIN_RUN=$SV_RUN
 # tent-run off simverbs: "${tent_run_command[@]}" PROG ARGS...
@@ -22,20 +31,10 @@ if sh "${TEST_SRCDIR:-.}/tests/lib/asan_tree.sh"; then
     export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
     tent_run_command=(env LD_PRELOAD="$asan_runtime" "$TENT_RUN")
     SV_PLAIN_RUN=$SV_TMP/simverbs-asan-run
-    cat >"$SV_PLAIN_RUN" <<SCRIPT
-#!/bin/sh
-[ "\$1" = -- ] && shift
-exec "$SV_RUN" -- env LD_PRELOAD="$asan_runtime" "\$@"
-SCRIPT
-    chmod +x "$SV_PLAIN_RUN"
+    run_wrapper "$SV_PLAIN_RUN" "$SV_RUN" -- env LD_PRELOAD="$asan_runtime"
 fi
 SV_RUN=$SV_TMP/simverbs-tent-run
-cat >"$SV_RUN" <<SCRIPT
-#!/bin/sh
-[ "\$1" = -- ] && shift
-exec "$SV_PLAIN_RUN" -- "$TENT_RUN" "\$@"
-SCRIPT
-chmod +x "$SV_RUN"
+run_wrapper "$SV_RUN" "$SV_PLAIN_RUN" -- "$TENT_RUN"
 
 # run_mixed NAME SECONDS PROG ARGS...: like run_pair, with the server under
 # tent-run and the client without tent.

@@ -68,12 +68,7 @@ done
 # a job with one): said once in each process, naming the variable, and tent
 # stays off: the queue pairs pass through, every byte checked (-c).
 preload_run=$SV_TMP/simverbs-preload-run
-cat >"$preload_run" <<SCRIPT
-#!/bin/sh
-[ "\$1" = -- ] && shift
-exec "$SV_PLAIN_RUN" -- env LD_PRELOAD="$lib${asan_runtime:+:$asan_runtime}" "\$@"
-SCRIPT
-chmod +x "$preload_run"
+run_wrapper "$preload_run" "$SV_PLAIN_RUN" -- env LD_PRELOAD="$lib${asan_runtime:+:$asan_runtime}"
 SV_RUN=$preload_run TENT_RAIL_COOLDOWN_SECS=-5 run_pair badconf 30 ibv_rc_pingpong -g 0 -c -s 1024 -n 200
 check_pingpong_report badconf 1024 200
 for side in server client; do
