@@ -142,7 +142,8 @@ typedef struct tent_rail_stats {
  * environment, plus config_path (an INI file read last) when not NULL. */
 TENT_API int tent_engine_create(const char *config_path, tent_engine_t **engine);
 /* Stops the progress thread, closes every connection (peers see this engine
- * become unreachable) and releases every registration. */
+ * become unreachable) and releases every registration. A callback still
+ * running meanwhile that posts gets TENT_ERR_PEER_UNREACHABLE. */
 TENT_API int tent_engine_destroy(tent_engine_t *engine);
 /* The address blob peers pass to tent_connect(); valid until destroy. */
 TENT_API int tent_engine_address(tent_engine_t *engine, const void **blob, size_t *length);

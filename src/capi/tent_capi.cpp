@@ -157,8 +157,14 @@ int tent_engine_create(const char* config_path, tent_engine_t** out) {
 int tent_engine_destroy(tent_engine_t* engine) {
     return guarded([&]() -> int {
         if (!engine) return TENT_ERR_INVALID;
-        // The progress thread stops before the peer handles its callbacks use go away.
-        engine->engine.reset();
+        // The progress thread stops before the peer handles its callbacks use
+        // go away. Its last callbacks may post through this handle (the
+        // interposer answers a message for a queue pair already destroyed):
+        // the handle points at the engine until the engine's destructor has
+        // returned, which reset() would not keep (it clears the pointer first).
+        std::unique_ptr<tent::Engine>& doomed = engine->engine;
+        doomed.get_deleter()(doomed.get());
+        (void)doomed.release();
         delete engine;
         return TENT_OK;
     });

@@ -297,6 +297,9 @@ Status Engine::post_send(PeerId peer, const void* data, std::uint64_t length, co
 }
 
 Status Engine::submit(std::unique_ptr<Op> op) {
+    // A callback on the progress thread may post while the destructor waits
+    // for that thread: nothing would carry the request any more.
+    if (stop_.load()) return Status(Code::PeerUnreachable, "the engine is being destroyed");
     {
         std::lock_guard lock(mutex_);
         // A departed peer's connection is released (engine_release.cpp): its id stays in unreachable_ only.

@@ -2,6 +2,7 @@
  * registers and yields a remote key, bad arguments are refused with a status,
  * a peer going away is reported, and every request completes once. */
 #include <criterion/criterion.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -250,4 +251,44 @@ Test(capi, atomics, .init = setup) {
     tent_mem_deregister(mw);
     tent_engine_destroy(a);
     tent_engine_destroy(b);
+}
+
+/* A receive callback that posts while its engine is being destroyed: the
+ * callback runs on the progress thread, which the destruction waits for; the
+ * post gets a status (the engine takes nothing more), not a freed engine. */
+struct late_poster {
+    atomic_int entered, destroying, posted;
+    int rc;
+};
+
+static void post_while_destroyed(tent_peer_t *peer, const void *data, size_t length, void *arg) {
+    struct late_poster *s = arg;
+    if (atomic_exchange(&s->entered, 1)) return;
+    for (int i = 0; i < 5000 && !atomic_load(&s->destroying); ++i) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    /* Long enough for tent_engine_destroy() to be waiting for this thread. */
+    nanosleep(&(struct timespec){0, 100000000}, NULL);
+    s->rc = tent_post_send(peer, data, length, TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, 1);
+    atomic_store(&s->posted, 1);
+}
+
+Test(capi, post_from_a_callback_during_destroy, .init = setup) {
+    tent_engine_t *a = NULL, *b = NULL;
+    cr_assert_eq(tent_engine_create(NULL, &a), TENT_OK);
+    cr_assert_eq(tent_engine_create(NULL, &b), TENT_OK);
+    const void *blob;
+    size_t blob_len;
+    cr_assert_eq(tent_engine_address(b, &blob, &blob_len), TENT_OK);
+    tent_peer_t *peer = NULL;
+    cr_assert_eq(tent_connect(a, blob, blob_len, &peer), TENT_OK);
+    static struct late_poster s;
+    cr_assert_eq(tent_set_recv_callback(b, post_while_destroyed, &s), TENT_OK);
+    static const char hello[] = "hello";
+    cr_assert_eq(tent_post_send(peer, hello, sizeof hello, TENT_PRIORITY_HIGH, TENT_TRANSPORT_ANY, 1), TENT_OK);
+    for (int i = 0; i < 5000 && !atomic_load(&s.entered); ++i) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    cr_assert(atomic_load(&s.entered), "the message never reached the callback");
+    atomic_store(&s.destroying, 1);
+    cr_assert_eq(tent_engine_destroy(b), TENT_OK);
+    cr_assert(atomic_load(&s.posted));
+    cr_expect_eq(s.rc, TENT_ERR_PEER_UNREACHABLE, "%s", tent_strerror(s.rc));
+    tent_engine_destroy(a);
 }
