@@ -73,7 +73,7 @@ std::vector<PlannedChunk> plan_chunks(DeviceSelector& selector, std::span<const 
     // chunk, one rail carries it alone while the others idle (8 MiB over two
     // rails in 1 MiB chunks took 5 chunk times instead of 4). Only its final
     // bytes need to wait, so they become a small piece of their own.
-    if (out.size() > 1 && out.back().length > kFinalPieceBytes) {
+    if (params.final_piece_apart && out.size() > 1 && out.back().length > kFinalPieceBytes) {
         PlannedChunk tail = out.back();
         out.back().length -= kFinalPieceBytes;
         tail.offset += out.back().length;

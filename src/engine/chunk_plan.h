@@ -6,10 +6,11 @@
 // pieces are listed in turns (the first of each rail, then the second, ...).
 //
 // The piece that ends the transfer comes last in the plan, and of a striped
-// transfer it holds at most the final kFinalPieceBytes: the engine posts a
-// write's final piece only after all the others completed, so its final
-// bytes land last (a receiver polling the last byte sees the whole buffer)
-// while the rails stay busy until the very end.
+// write (final_piece_apart) it holds at most the final kFinalPieceBytes: the
+// engine posts a write's final piece only after all the others completed,
+// so its final bytes land last (a receiver polling the last byte sees the
+// whole buffer) while the rails stay busy until the very end. A read has
+// no order to keep: one piece fewer.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,7 @@ struct ChunkPlanParams {
     std::uint64_t chunk_size = 1024 * 1024;
     int caller_numa = -1;
     std::uint64_t device_mask = 0;  // 0: every rail
+    bool final_piece_apart = false;  // a write: its final bytes wait for the rest
 };
 
 // Empty when no rail is usable. max_op_length[i] belongs to rails[i].

@@ -250,7 +250,7 @@ Status Engine::plan(Connection& conn, Op& op) {
         if (const std::uint64_t most = s.rail.rail ? s.rail.rail->max_op_length() : 0; most > 0)
             piece = std::min(piece, most);
     if (op.type == OpType::Atomic) piece = 8;  // one indivisible piece
-    ChunkPlanParams cp{params_.striping_threshold, piece, op.caller_numa, 0};
+    ChunkPlanParams cp{params_.striping_threshold, piece, op.caller_numa, 0, op.type == OpType::Write};
     op.chunks = plan_chunks(*conn.selector, views, max_op, op.length, cp);
     if (op.chunks.empty()) return Status(Code::Busy, "every rail to " + conn.peer.hostname + " is paused");
     for (auto& c : op.chunks) c.rail = allowed[c.rail];

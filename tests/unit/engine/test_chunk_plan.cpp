@@ -88,20 +88,27 @@ Test(chunk_plan, zero_length_is_one_empty_chunk) {
     cr_expect_eq(plan[0].length, 0u);
 }
 
-Test(chunk_plan, striped_transfer_ends_with_a_small_final_piece) {
+Test(chunk_plan, striped_write_ends_with_a_small_final_piece) {
     // The engine holds a write's final piece until all others completed:
     // a whole chunk held back would leave the other rails idle meanwhile.
     auto sel = selector();
     std::vector<RailView> rails{{0}, {1}};
     std::vector<std::uint64_t> max_op(2, 1 << 20);
     const std::uint64_t len = 8u << 20;
-    auto plan = plan_chunks(sel, rails, max_op, len, {256 * 1024, 1 << 20, -1, 0});
+    auto plan = plan_chunks(sel, rails, max_op, len, {256 * 1024, 1 << 20, -1, 0, true});
     expect_exact_cover(plan, len);
     cr_assert_gt(plan.size(), 2u);
     cr_expect_eq(plan.back().length, kFinalPieceBytes);
     cr_expect_eq(plan.back().offset, len - kFinalPieceBytes);
+    // A read keeps no order: the piece that ends it is a whole one, and
+    // the plan one piece shorter.
+    auto read = plan_chunks(sel, rails, max_op, len, {256 * 1024, 1 << 20, -1, 0, false});
+    expect_exact_cover(read, len);
+    cr_expect_eq(read.size(), plan.size() - 1);
+    cr_expect_eq(read.back().offset + read.back().length, len);
+    cr_expect_gt(read.back().length, kFinalPieceBytes);
     // Short transfers are not cut for it.
-    auto whole = plan_chunks(sel, rails, max_op, 100 * 1024, {256 * 1024, 1 << 20, -1, 0});
+    auto whole = plan_chunks(sel, rails, max_op, 100 * 1024, {256 * 1024, 1 << 20, -1, 0, true});
     cr_assert_eq(whole.size(), 1u);
     cr_expect_eq(whole[0].length, 100u * 1024);
 }
