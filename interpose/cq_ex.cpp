@@ -89,16 +89,20 @@ int serve(ibv_cq_ex* cq, ExCq& ex, const ibv_wc& entry) {
 // re-armed the CQ, whose event would then announce a completion this poll
 // already returned (ibv_rc_pingpong -t -e takes such an empty poll after
 // an event for an error).
+// A poll that starts with the provider's (CqTurn::ProviderFirst) gives
+// tent's queued ones only when the provider has none.
 int next_of_either(ibv_cq_ex* cq, ExCq& ex, ibv_poll_cq_attr* attr, bool first) {
     ibv_wc wc;
-    bool provider = true;
+    CqTurn turn = CqTurn::TentFirst;
     const ibv_cq* base = ibv_cq_ex_to_cq(cq);
-    if ((first ? take_completions(base, 1, &wc, &provider) : take_queued_completions(base, 1, &wc, &provider)) == 1)
+    if ((first ? take_completions(base, 1, &wc, &turn) : take_queued_completions(base, 1, &wc, &turn)) == 1)
         return serve(cq, ex, wc);
-    if (!provider) return ENOENT;
+    if (turn == CqTurn::TentOnly) return ENOENT;
     ibv_poll_cq_attr none{};
     int rc = ex.start_poll(cq, attr ? attr : &none);
     if (rc == 0) ex.tent_entry = false;
+    if (rc == ENOENT && turn == CqTurn::ProviderFirst && take_queued_completions(base, 1, &wc, &turn) == 1)
+        return serve(cq, ex, wc);
     return rc;
 }
 

@@ -36,13 +36,16 @@ int dispatch_post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) 
 }
 
 int dispatch_poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
-    bool provider = true;
-    int n = num_entries > 0 && wc ? take_completions(cq, num_entries, wc, &provider) : 0;
-    if (n == num_entries || !provider) return n;
+    CqTurn turn = CqTurn::TentFirst;
+    int n = num_entries > 0 && wc ? take_completions(cq, num_entries, wc, &turn) : 0;
+    if (n == num_entries || turn == CqTurn::TentOnly) return n;
     const ProviderOps* ops = provider_ops(cq->context);
     if (!ops) return n ? n : -EINVAL;
     int more = ops->poll_cq(cq, num_entries - n, wc + n);
-    return more < 0 ? (n ? n : more) : n + more;
+    if (more < 0) return n ? n : more;
+    n += more;
+    if (turn == CqTurn::ProviderFirst && n < num_entries) n += take_queued_completions(cq, num_entries - n, wc + n, &turn);
+    return n;
 }
 
 int dispatch_req_notify_cq(ibv_cq* cq, int solicited_only) {

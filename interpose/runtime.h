@@ -50,14 +50,22 @@ int shadow_modify_srq(ibv_srq* srq, ibv_srq_attr* attr, int attr_mask,
 int shadow_query_srq(ibv_srq* srq, ibv_srq_attr* attr, int (*real)(ibv_srq*, ibv_srq_attr*));
 // Forgets SRQ before it is destroyed.
 void forget_srq(ibv_srq* srq);
+// Whose completions a poll of a CQ gives. TentOnly: only carried QPs use
+// the CQ (the provider's stays empty and need not be polled). TentFirst:
+// tent's, then the provider's for the rest. ProviderFirst: tent's filled
+// the CQ's last poll while the provider's QPs share it, so this one starts
+// with the provider's (a carried QP busy enough to fill every poll must not
+// starve a QP that passes through, nor overflow the adapter's CQ).
+enum class CqTurn { TentOnly, TentFirst, ProviderFirst };
 // Moves up to max completions tent produced for CQ into wc; returns how
-// many. With none queued, drives tent on the calling thread first.
-// *provider: false when only carried QPs use CQ (the provider's CQ then
-// stays empty and need not be polled).
-int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider);
-// The same without driving tent: only what is queued already (the rest of
-// a poll that took some, as an adapter's CQ gives what it holds).
-int take_queued_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider);
+// many (none when *turn is ProviderFirst: the caller polls the provider,
+// then takes what is queued). With none queued, drives tent on the calling
+// thread first.
+int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, CqTurn* turn);
+// The same without driving tent and never ProviderFirst: only what is
+// queued already (the rest of a poll that took some, as an adapter's CQ
+// gives what it holds).
+int take_queued_completions(const ibv_cq* cq, int max, ibv_wc* wc, CqTurn* turn);
 // The program armed a CQ and may sleep on its channel: tent's completions
 // are harvested for it in the background.
 void program_blocks();

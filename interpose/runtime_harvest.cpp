@@ -100,42 +100,49 @@ void harvest() {
 namespace {
 
 // Moves up to max of the completions tent produced for CQ to wc; -1 when
-// tent produces none for CQ (no carried QP uses it). *provider: whether
-// the provider may have completions for CQ too.
+// tent produces none for CQ (no carried QP uses it). *turn: as CqTurn;
+// ProviderFirst only when START_OF_POLL (and then nothing is taken).
 // held: engaged from here on for a CQ tent feeds (signals_held_off.h):
 // taking a completion may free memory.
-int take_queued(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider, SignalsHeldOff& held) {
+int take_queued(const ibv_cq* cq, int max, ibv_wc* wc, CqTurn* turn, bool start_of_poll, SignalsHeldOff& held) {
     State& s = state();
     std::lock_guard lock(s.mu);
     auto it = s.cqs.find(cq);
     if (it == s.cqs.end() || !it->second.carried) return -1;
     held.engage();
-    *provider = it->second.provider_qps > 0;
-    std::deque<ibv_wc>& wcs = it->second.wcs;
-    int n = 0;
-    while (n < max && !wcs.empty()) {
-        wc[n++] = wcs.front();
-        wcs.pop_front();
+    CqFeed& feed = it->second;
+    if (feed.provider_qps == 0) {
+        *turn = CqTurn::TentOnly;
+    } else if (start_of_poll && feed.provider_owed) {
+        feed.provider_owed = false;
+        *turn = CqTurn::ProviderFirst;
+        return 0;
     }
+    int n = 0;
+    while (n < max && !feed.wcs.empty()) {
+        wc[n++] = feed.wcs.front();
+        feed.wcs.pop_front();
+    }
+    if (feed.provider_qps > 0 && max > 0 && n == max) feed.provider_owed = true;
     return n;
 }
 
 } // namespace
 
-int take_queued_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
-    *provider = true;
+int take_queued_completions(const ibv_cq* cq, int max, ibv_wc* wc, CqTurn* turn) {
+    *turn = CqTurn::TentFirst;
     SignalsHeldOff held(SignalsHeldOff::Start::Later);
-    return std::max(take_queued(cq, max, wc, provider, held), 0);
+    return std::max(take_queued(cq, max, wc, turn, false, held), 0);
 }
 
-int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
-    *provider = true;
+int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, CqTurn* turn) {
+    *turn = CqTurn::TentFirst;
     // Held off once the CQ turns out to be tent's, until tent's work on this
     // thread is done; how is decided here, not under the state mutex (a
     // look at the handlers takes 80 us).
     SignalsHeldOff held(SignalsHeldOff::Start::Later);
-    int n = take_queued(cq, max, wc, provider, held);
-    if (n < 0 || !g_engine) return std::max(n, 0);
+    int n = take_queued(cq, max, wc, turn, true, held);
+    if (n < 0 || !g_engine || *turn == CqTurn::ProviderFirst) return std::max(n, 0);
     // Every poll of a CQ tent feeds is the program looking, also one that
     // finds completions the harvester queued: else a harvester that took
     // over while the program was away would keep competing with it.
@@ -147,7 +154,7 @@ int take_completions(const ibv_cq* cq, int max, ibv_wc* wc, bool* provider) {
     if (!inside.usable()) return 0;
     TentScope scope;
     settle_ready();
-    return std::max(take_queued(cq, max, wc, provider, held), 0);
+    return std::max(take_queued(cq, max, wc, turn, false, held), 0);
 }
 
 void program_blocks() {

@@ -32,6 +32,7 @@ struct CqFeed {
     std::deque<ibv_wc> wcs;
     int provider_qps = 0;  // a QP with both queues on the CQ counts twice
     bool carried = false;  // a carried QP uses it
+    bool provider_owed = false;  // tent's filled the last poll: the provider's go first (CqTurn)
 };
 
 // Everything the interposer tracks, under mu (the program's threads, tent's

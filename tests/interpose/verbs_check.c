@@ -37,7 +37,9 @@
  * through the interposer to the HCA): while its first send of each round is
  * in flight, it sends itself a datagram, and polling the one CQ must give
  * the carried QP's completions and the UD QP's alike, each with its own
- * qp_num, the datagram's bytes checked.
+ * qp_num, the datagram's bytes checked; after the round, a burst of reads
+ * completing beside a datagram must not hold the datagram's completions
+ * back until the last read's (shared_cq_turns()).
  * With -e, the program sleeps for its completions: the CQ has a completion
  * channel, and a poll that finds nothing arms the CQ, polls once more, and
  * then blocks in ibv_get_cq_event until the CQ's next completion (with -u
@@ -604,6 +606,55 @@ static void ud_wait(void) {
         clock_gettime(CLOCK_MONOTONIC, &t);
         if (t.tv_sec - t0.tv_sec > 10) die("datagram: %d of its 2 completions within 10 s", ud_seen);
     }
+}
+
+/* -u: a busy carried QP does not starve the UD QP sharing its CQ. With
+ * SHARED_BURST signaled reads of the carried QP and a datagram's two
+ * completions all done (200 ms to do so), taking one completion at a time
+ * gives the datagram's before the last read's: tent's completions would
+ * fill every such poll, and the adapter's must still get their turns. The
+ * reads' bytes are checked. */
+#define SHARED_BURST 32
+#define SHARED_PIECE 1024u
+static void shared_cq_turns(void) {
+    struct ibv_sge g[SHARED_BURST];
+    struct ibv_send_wr wr[SHARED_BURST];
+    memset(buf + SOURCE_AREA, 0, SHARED_BURST * SHARED_PIECE);
+    for (int i = 0; i < SHARED_BURST; ++i) {
+        g[i] = (struct ibv_sge){(uintptr_t)buf + SOURCE_AREA + i * SHARED_PIECE, SHARED_PIECE, mr->lkey};
+        wr[i] = (struct ibv_send_wr){.wr_id = 400 + i, .sg_list = &g[i], .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+                                     .send_flags = IBV_SEND_SIGNALED, .next = i + 1 < SHARED_BURST ? &wr[i + 1] : NULL,
+                                     .wr.rdma = {peer.addr + SOURCE_AREA + i * SHARED_PIECE, peer.rkey}};
+    }
+    post_send(&wr[0]);
+    ud_post();
+    usleep(200000);
+    int reads = 0, reads_before_datagram = -1;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (reads < SHARED_BURST || ud_seen < 2) {
+        struct ibv_wc wc;
+        int n = poll_one(&wc);
+        if (n < 0) die("shared CQ: ibv_poll_cq: %d", n);
+        if (n == 1 && wc.qp_num == ud_qp->qp_num) {
+            ud_check(wc);
+            if (ud_seen == 2) reads_before_datagram = reads;
+        } else if (n == 1 && is_receive(wc.opcode) && wc.status == IBV_WC_SUCCESS) {
+            hold(wc, "shared CQ");
+        } else if (n == 1) {
+            check_wc(wc, IBV_WC_RDMA_READ, 400 + (uint64_t)reads, "shared CQ: read");
+            ++reads;
+        } else if (channel) {
+            await_completion();
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 10) die("shared CQ: %d of %d reads and %d of 2 datagram completions within 10 s",
+                                           reads, SHARED_BURST, ud_seen);
+    }
+    /* The server's area holds pattern 5 from its start (main()). */
+    check(buf + SOURCE_AREA, SHARED_BURST * SHARED_PIECE, 5, "shared CQ: read data");
+    if (reads_before_datagram >= SHARED_BURST)
+        die("shared CQ: the datagram's completions came only after all %d reads'", SHARED_BURST);
 }
 
 static void *post_datagram_later(void *arg) {
@@ -1455,6 +1506,7 @@ int main(int argc, char **argv) {
         else server();
         if (churn && host) churn_sends();
         else if (churn) churn_receives();
+        if (ud_qp) shared_cq_turns();
         if (ud_qp && channel)
             for (int i = 0; i < QUIET_DATAGRAMS; ++i) quiet_datagram();
         sync_oob(fd);
