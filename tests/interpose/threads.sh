@@ -9,20 +9,19 @@
 # with events, and a UD queue pair's completions on the same CQ), buffers
 # deregistered by a second thread while the first posts from new ones, an
 # exit while another thread polls, exits while the engine starts or a QP
-# still looks for its peer
-# (also after destroying that QP), verbs torn down by an exit handler that
-# runs after tent's, two TCP rails, one then both HCA ports pulled mid-run
-# and restored, a fatal error of the device the program opened, and the
-# peer's QP put in the error state or destroyed (the answer to the
-# client's message is sent from inside tent's receive callback), a QP
-# reset and connected again, QPs put in the error state before they were
-# connected or while tent looked for their peer, and
-# one-sided work held back for its order (interpose_ordering) and let go
-# by whichever thread settles the completion before it (verbs_check -O,
-# whose server polls memory the simulated HCA's thread writes, is a data
-# race by TSan's model and is not run here). Every
-# run must check out (every byte and completion field) with no data race, lock-order
-# inversion or use after free reported. Debian's own programs are not run
+# still looks for its peer (also after destroying that QP), verbs torn
+# down by an exit handler that runs after tent's, two TCP rails, one then
+# both HCA ports pulled mid-run and restored, a fatal error of the device
+# the program opened, and the peer's QP put in the error state or
+# destroyed (the answer to the client's message is sent from inside
+# tent's receive callback), a QP reset and connected again, QPs put in the
+# error state before they were connected or while tent looked for their
+# peer, and one-sided work held back for its order (interpose_ordering)
+# and let go by whichever thread settles the completion before it
+# (verbs_check -O, whose server polls memory the simulated HCA's thread
+# writes, is a data race by TSan's model and is not run here). Every run
+# must check out (every byte and completion field) with no data race,
+# lock-order inversion or use after free reported. Debian's own programs are not run
 # here: they would need the TSan runtime preloaded, and perftest's 100 us
 # SIGALRM (verbs_check -a) starves an instrumented engine into failovers.
 . "${TEST_SRCDIR:-.}/tests/interpose/lib.sh"
