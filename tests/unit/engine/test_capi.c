@@ -11,6 +11,20 @@
 
 static void setup(void) { setenv("TENT_CONTROL_ADDRESS", "127.0.0.1", 1); }
 
+/* Two new engines, *A connected to *B: A's handle of B. */
+static tent_peer_t *connect_pair(tent_engine_t **a, tent_engine_t **b) {
+    cr_assert_eq(tent_engine_create(NULL, a), TENT_OK);
+    cr_assert_eq(tent_engine_create(NULL, b), TENT_OK);
+    const void *blob;
+    size_t blob_len;
+    cr_assert_eq(tent_engine_address(*b, &blob, &blob_len), TENT_OK);
+    cr_assert_gt(blob_len, 0);
+    tent_peer_t *peer = NULL;
+    cr_assert_eq(tent_connect(*a, blob, blob_len, &peer), TENT_OK);
+    cr_assert_not_null(peer);
+    return peer;
+}
+
 static int wait_poll(tent_engine_t *e, tent_completion_t *c, int want) {
     int got = 0;
     for (int i = 0; i < 5000 && got < want; ++i) {
@@ -31,15 +45,7 @@ static void on_unreachable(tent_peer_t *peer, int status, void *arg) {
 
 Test(capi, connect_register_and_errors, .init = setup) {
     tent_engine_t *a = NULL, *b = NULL;
-    cr_assert_eq(tent_engine_create(NULL, &a), TENT_OK);
-    cr_assert_eq(tent_engine_create(NULL, &b), TENT_OK);
-    const void *blob;
-    size_t blob_len;
-    cr_assert_eq(tent_engine_address(b, &blob, &blob_len), TENT_OK);
-    cr_assert_gt(blob_len, 0);
-    tent_peer_t *peer = NULL;
-    cr_assert_eq(tent_connect(a, blob, blob_len, &peer), TENT_OK);
-    cr_assert_not_null(peer);
+    tent_peer_t *peer = connect_pair(&a, &b);
 
     static char buf[4096];
     tent_mem_t *mem = NULL;
@@ -111,13 +117,7 @@ static void on_message(tent_peer_t *peer, const void *data, size_t length, void 
  * every byte of a write, a read back, and a message delivered to a callback. */
 Test(capi, write_read_send_every_byte, .init = setup) {
     tent_engine_t *a = NULL, *b = NULL;
-    cr_assert_eq(tent_engine_create(NULL, &a), TENT_OK);
-    cr_assert_eq(tent_engine_create(NULL, &b), TENT_OK);
-    const void *blob;
-    size_t blob_len;
-    cr_assert_eq(tent_engine_address(b, &blob, &blob_len), TENT_OK);
-    tent_peer_t *peer = NULL;
-    cr_assert_eq(tent_connect(a, blob, blob_len, &peer), TENT_OK);
+    tent_peer_t *peer = connect_pair(&a, &b);
 
     const size_t n = 3u << 20;
     unsigned char *src = malloc(n), *dst = calloc(1, n), *back = calloc(1, n);
@@ -198,13 +198,7 @@ Test(capi, write_read_send_every_byte, .init = setup) {
  * arguments are refused at post. */
 Test(capi, atomics, .init = setup) {
     tent_engine_t *a = NULL, *b = NULL;
-    cr_assert_eq(tent_engine_create(NULL, &a), TENT_OK);
-    cr_assert_eq(tent_engine_create(NULL, &b), TENT_OK);
-    const void *blob;
-    size_t blob_len;
-    cr_assert_eq(tent_engine_address(b, &blob, &blob_len), TENT_OK);
-    tent_peer_t *peer = NULL;
-    cr_assert_eq(tent_connect(a, blob, blob_len, &peer), TENT_OK);
+    tent_peer_t *peer = connect_pair(&a, &b);
     static uint64_t words[2] = {10, 20}; /* [0]: atomics allowed, [1]: not */
     static uint64_t result;
     tent_mem_t *mw, *mplain, *mr;
@@ -273,13 +267,7 @@ static void post_while_destroyed(tent_peer_t *peer, const void *data, size_t len
 
 Test(capi, post_from_a_callback_during_destroy, .init = setup) {
     tent_engine_t *a = NULL, *b = NULL;
-    cr_assert_eq(tent_engine_create(NULL, &a), TENT_OK);
-    cr_assert_eq(tent_engine_create(NULL, &b), TENT_OK);
-    const void *blob;
-    size_t blob_len;
-    cr_assert_eq(tent_engine_address(b, &blob, &blob_len), TENT_OK);
-    tent_peer_t *peer = NULL;
-    cr_assert_eq(tent_connect(a, blob, blob_len, &peer), TENT_OK);
+    tent_peer_t *peer = connect_pair(&a, &b);
     static struct late_poster s;
     cr_assert_eq(tent_set_recv_callback(b, post_while_destroyed, &s), TENT_OK);
     static const char hello[] = "hello";
