@@ -1,6 +1,7 @@
-// The nodes of a std::map's erased entries, kept for its next inserts: a
-// map on a per-request path (a request's record, its pieces in flight on a
-// rail) then allocates only while it grows past its largest size so far.
+// The nodes of a map's erased entries (std::map or std::unordered_map),
+// kept for its next inserts: a map on a per-request path (a request's
+// record, its pieces in flight on a rail) then allocates only while it
+// grows past its largest size so far.
 // Not synchronised: it belongs with its map.
 #pragma once
 

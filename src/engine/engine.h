@@ -61,6 +61,7 @@
 #include <set>
 #include <span>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
@@ -483,7 +484,11 @@ private:
         std::vector<RailView> views;
         std::vector<std::uint64_t> max_op;
     } plan_scratch_;
-    std::map<std::uint64_t, std::unique_ptr<Op>> ops_;
+    // Hashed, not ordered: a request's record is looked up several times
+    // per piece, and a tree of a hundred entries walked on each (cold in
+    // cache beside the data a stream moves) cost more than the rest of
+    // release_held(). Ids only grow; where order matters, they are sorted.
+    std::unordered_map<std::uint64_t, std::unique_ptr<Op>> ops_;
     NodeSpares<decltype(ops_)> ops_nodes_;
     OpPool op_pool_;  // post_*() take records from it, finish_op() gives them back
     struct Inflight {
@@ -494,7 +499,7 @@ private:
         Priority priority;  // the op's level, for the rail's QoS window
         PeerId peer;        // whose rail: dropped when its connection is released
     };
-    std::map<std::uint64_t, Inflight> inflight_;  // by rail cookie
+    std::unordered_map<std::uint64_t, Inflight> inflight_;  // by rail cookie
     NodeSpares<decltype(inflight_)> inflight_nodes_;
     std::vector<RailCompletion> drain_spare_;     // drain_rail()'s reused storage
     std::uint64_t next_cookie_ = 1;

@@ -46,7 +46,7 @@ void Engine::replay_atomics_in_turn(Connection& conn) {
         Op& op = *it->second;
         --op.waiting;
         if (op.error.is_ok()) place_piece(conn, op, 0, why);  // an atomic is one piece
-        if (ops_.count(id)) advance(*ops_.at(id));
+        if (auto still_open = ops_.find(id); still_open != ops_.end()) advance(*still_open->second);
     }
 }
 

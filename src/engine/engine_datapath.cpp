@@ -538,7 +538,7 @@ void Engine::release_held(Connection& conn, std::size_t rail) {
                 continue;
             }
             post_chunk(op, piece.chunk, true);
-            if (ops_.count(piece.op)) advance(*ops_.at(piece.op));
+            if (auto still_open = ops_.find(piece.op); still_open != ops_.end()) advance(*still_open->second);
         }
     }
 }
@@ -570,7 +570,7 @@ bool Engine::retry_deferred() {
         }
         post_chunk(op, index);
         any = true;
-        if (ops_.count(op_id)) advance(*ops_.at(op_id));
+        if (auto still_open = ops_.find(op_id); still_open != ops_.end()) advance(*still_open->second);
     }
     return any;
 }

@@ -242,8 +242,9 @@ void Engine::start_ops(std::deque<std::unique_ptr<Op>>& submitted) {
     while (auto next = qos_->pop_if(may_start)) start_op_by_id(next->id);
     if (qos_->empty() || first_new == 0) return;
     // Requests of this batch that wait (planning numbers them: a waiting one has no number yet).
-    for (auto it = ops_.lower_bound(first_new); it != ops_.end() && it->first <= last_new; ++it)
-        if (it->second->seq == 0) metrics_->qos_waited(priority_name(it->second->options.priority));
+    for (std::uint64_t id = first_new; id <= last_new; ++id)
+        if (auto it = ops_.find(id); it != ops_.end() && it->second->seq == 0)
+            metrics_->qos_waited(priority_name(it->second->options.priority));
 }
 
 std::uint64_t Engine::inflight_above(Priority level) const {
@@ -369,6 +370,7 @@ void Engine::mark_unreachable(Connection& conn, const Status& why) {
             if (op->error.is_ok() && !delivered) op->error = why;
             ended.push_back(id);
         }
+    std::sort(ended.begin(), ended.end());  // they complete in posting order
     for (std::uint64_t id : ended) finish_op(id);
     if (callback) callback(conn.id, why);
 }

@@ -4,9 +4,12 @@
 // AddressSanitizer, which must see every use after free).
 #include <criterion/criterion.h>
 
+#include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "common/node_spares.h"
 #include "common/sanitizers.h"
@@ -63,4 +66,28 @@ Test(node_spares, erasing_every_entry_walks_the_map) {
     cr_expect(map.empty());
     for (int i = 0; i < 100; ++i) spares.assign(map, i, -i);
     for (int i = 0; i < 100; ++i) cr_expect_eq(map.at(i), -i);
+}
+
+// The engine keeps its requests and pieces in flight in hashed maps: the
+// same promises hold there (erase returns the entry after, in the map's
+// own order; a kept node takes a new key and is found by it).
+Test(node_spares, an_unordered_map_keeps_and_reuses_nodes_too) {
+    std::unordered_map<std::uint64_t, std::unique_ptr<int>> map;
+    NodeSpares<decltype(map)> spares;
+    for (std::uint64_t i = 1; i <= 64; ++i) spares.assign(map, i, std::make_unique<int>(static_cast<int>(i)));
+    auto expected_next = std::next(map.find(10));
+    cr_expect(spares.erase(map, map.find(10)) == expected_next);
+    cr_expect_eq(map.count(10), 0u);
+    cr_expect_eq(spares.kept(), kAddressSanitizer ? 0u : 1u);
+    spares.assign(map, 65, std::make_unique<int>(65));
+    cr_expect_eq(spares.kept(), 0u, "the kept node took key 65");
+    spares.assign(map, 65, std::make_unique<int>(650));
+    cr_expect_eq(map.size(), 64u);
+    cr_expect_eq(*map.at(65), 650);
+    int seen = 0;
+    for (auto it = map.begin(); it != map.end(); ++seen) it = spares.erase(map, it);
+    cr_expect_eq(seen, 64);
+    cr_expect(map.empty());
+    for (std::uint64_t i = 100; i < 164; ++i) spares.assign(map, i, std::make_unique<int>(-static_cast<int>(i)));
+    for (std::uint64_t i = 100; i < 164; ++i) cr_expect_eq(*map.at(i), -static_cast<int>(i));
 }
