@@ -30,24 +30,21 @@ void count_inflight(ShadowQp& q, Access a, int d) {
 
 namespace {
 
-// SLOT's one-sided PARTS go to tent (into CALLS): counted in flight.
-void start(ShadowQp& q, const SendSlot& slot, const std::vector<TentCall>& parts, std::vector<TentCall>& calls) {
-    count_inflight(q, slot.access, +1);
-    calls.insert(calls.end(), parts.begin(), parts.end());
-}
-
 } // namespace
 
-// Posts SLOT's one-sided PARTS now (into CALLS), or holds them while Q's
-// earlier ones would be overtaken (interpose_ordering).
-void start_or_hold(ShadowQp& q, SendSlot& slot, std::vector<TentCall> parts, std::vector<TentCall>& calls) {
-    if (parts.empty()) return;
+// SLOT's one-sided parts, CALLS from FIRST on, stay there to go to tent now,
+// or move to the slot to wait while Q's earlier ones would be overtaken
+// (interpose_ordering). Built in CALLS, not a list of their own: that was
+// an allocation per work request.
+void start_or_hold(ShadowQp& q, SendSlot& slot, std::vector<TentCall>& calls, std::size_t first) {
+    if (first == calls.size()) return;
     if (q.slots_holding > 0 || must_wait(q, slot)) {  // behind a held one too: in order
-        slot.held_parts = std::move(parts);
+        slot.held_parts.assign(calls.begin() + static_cast<std::ptrdiff_t>(first), calls.end());
+        calls.resize(first);
         ++q.slots_holding;
         return;
     }
-    start(q, slot, parts, calls);
+    count_inflight(q, slot.access, +1);
 }
 
 // The held one-sided parts that may go now, in posting order (state mutex
@@ -58,7 +55,8 @@ void release_held(ShadowQp& q, std::vector<TentCall>& calls) {
         if (slot.held_parts.empty()) continue;
         if (must_wait(q, slot)) return;
         --q.slots_holding;
-        start(q, slot, slot.held_parts, calls);
+        count_inflight(q, slot.access, +1);
+        calls.insert(calls.end(), slot.held_parts.begin(), slot.held_parts.end());
         slot.held_parts.clear();
     }
 }

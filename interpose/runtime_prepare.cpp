@@ -72,7 +72,8 @@ int prepare_atomic(State& s, std::unique_lock<std::mutex>& lock, ShadowQp& q, co
     q.sq.push_back(std::move(slot));
     // Several in flight: tent executes a peer's atomics in the order they
     // were posted (tent(3)), as the adapter does a QP's.
-    start_or_hold(q, q.sq.back(), {c}, calls);
+    calls.push_back(c);
+    start_or_hold(q, q.sq.back(), calls, calls.size() - 1);
     return 0;
 }
 
@@ -138,7 +139,7 @@ int prepare(State& s, std::unique_lock<std::mutex>& lock, ShadowQp& q, const ibv
         slot.inline_copy = g_pool->acquire(total);
         if (!slot.inline_copy.data) return ENOMEM;
     }
-    std::vector<TentCall> parts;
+    const std::size_t first = calls.size();  // this work request's parts, from here
     for (int i = 0; i < wr.num_sge; ++i) {
         const ibv_sge& sge = wr.sg_list[i];
         if (!sge.length) continue;
@@ -160,23 +161,28 @@ int prepare(State& s, std::unique_lock<std::mutex>& lock, ShadowQp& q, const ibv
             TENT_ERROR("interpose-lkey", "interposer: qp 0x%x: no region of lkey 0x%x holds the work request's data",
                        q.qp->qp_num, sge.lkey);
             g_pool->release(std::move(slot.inline_copy));
+            calls.resize(first);
             return EINVAL;
         }
         c.cookie = cookie;
-        parts.push_back(c);
+        calls.push_back(c);
     }
-    slot.onesided_parts = static_cast<int>(parts.size());
-    slot.access = parts.empty() ? Access::None : read ? Access::Read : Access::Modify;
+    const std::size_t parts = calls.size() - first;
+    slot.onesided_parts = static_cast<int>(parts);
+    slot.access = parts == 0 ? Access::None : read ? Access::Read : Access::Modify;
     slot.fenced = (wr.send_flags & IBV_SEND_FENCE) != 0;
     if (wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
         std::uint32_t len32 = static_cast<std::uint32_t>(total);
         slot.message = build_message(q, kHasImm | kWriteNotice, wr.imm_data, sizeof len32, &slot.message_length);
-        if (!slot.message.data) return ENOMEM;
+        if (!slot.message.data) {
+            calls.resize(first);
+            return ENOMEM;
+        }
         std::memcpy(slot.message.data.get() + sizeof(MessageHeader), &len32, sizeof len32);
         slot.message_waiting = true;
     }
     q.sq.push_back(std::move(slot));
-    start_or_hold(q, q.sq.back(), std::move(parts), calls);
+    start_or_hold(q, q.sq.back(), calls, first);
     return 0;
 }
 

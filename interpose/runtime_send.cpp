@@ -181,7 +181,8 @@ void make_calls(ShadowQp& qr, const std::vector<TentCall>& calls) {
 // Posts what is ready of Q's messages.
 void pump(ShadowQp& q) {
     std::lock_guard post(q.post_mutex);
-    std::vector<TentCall> calls;
+    std::vector<TentCall>& calls = q.calls;
+    calls.clear();
     {
         State& s = state();
         std::lock_guard lock(s.mu);
@@ -275,7 +276,8 @@ int post_locked(ShadowQp& qr, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
         if (bad_wr) *bad_wr = wr;
         return EAGAIN;
     }
-    std::vector<TentCall> calls;
+    std::vector<TentCall>& calls = q->calls;  // the post mutex is held
+    calls.clear();
     int rc = 0;
     for (; wr; wr = wr->next) {
         rc = prepare(s, lock, *q, *wr, calls);

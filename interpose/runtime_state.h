@@ -83,7 +83,7 @@ inline std::uint64_t cookie_seq(const ShadowQp& q, std::uint64_t cookie) {
 
 // The order of one-sided parts (runtime_order.cpp).
 void count_inflight(ShadowQp& q, Access a, int d);
-void start_or_hold(ShadowQp& q, SendSlot& slot, std::vector<TentCall> parts, std::vector<TentCall>& calls);
+void start_or_hold(ShadowQp& q, SendSlot& slot, std::vector<TentCall>& calls, std::size_t first);
 void release_held(ShadowQp& q, std::vector<TentCall>& calls);
 void drop_held(ShadowQp& q);
 

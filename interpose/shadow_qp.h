@@ -140,6 +140,9 @@ struct ShadowQp {
     // Serialises posting to tent (held across the tent calls; never taken by
     // tent's threads), so the peer sees messages in posting order.
     std::mutex post_mutex;
+    // The tent calls a post or a pump makes (guarded by post_mutex): kept
+    // from one to the next, which then allocates no list.
+    std::vector<TentCall> calls;
 
     // ibv_wr_* work requests being built (the program's posting thread only).
     WrBuilder builder;
