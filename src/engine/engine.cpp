@@ -230,18 +230,21 @@ Status Engine::deregister_memory(std::uint64_t registration_id) {
 Status Engine::post_one_sided(OpType type, PeerId peer, void* local, std::uint64_t length,
                               std::span<const std::uint8_t> remote_handle, std::uint64_t remote_addr,
                               const PostOptions& options) {
-    auto handle = wire::decode_memory_handle(remote_handle);
-    if (!handle) return handle.status();
-    if (length > 0 && local == nullptr) return Status(Code::InvalidArgument, "null local buffer");
-    if (length > 0 && !registry_.find_local(local, length))
-        return Status(Code::InvalidArgument, "local buffer is not inside a registered region");
+    // Decoded into a pooled record's handle, whose key list is kept.
     auto op = op_pool_.take();
+    Status status = wire::decode_memory_handle(remote_handle, op->remote);
+    if (status && length > 0 && local == nullptr) status = Status(Code::InvalidArgument, "null local buffer");
+    if (status && length > 0 && !registry_.find_local(local, length))
+        status = Status(Code::InvalidArgument, "local buffer is not inside a registered region");
+    if (!status) {
+        op_pool_.give_back(std::move(op));
+        return status;
+    }
     op->type = type;
     op->peer = peer;
     op->options = options;
     op->local = static_cast<std::uint8_t*>(local);
     op->length = length;
-    op->remote = std::move(*handle);
     op->remote_addr = remote_addr;
     op->caller_numa = topology_->calling_thread_numa_node();
     return submit(std::move(op));
@@ -266,17 +269,19 @@ Status Engine::post_atomic(PeerId peer, const AtomicRequest& request, void* resu
     if (request.kind != AtomicKind::FetchAdd && request.kind != AtomicKind::CompareSwap)
         return Status(Code::InvalidArgument, "unknown atomic operation");
     if (result == nullptr) return Status(Code::InvalidArgument, "null atomic result buffer");
-    auto handle = wire::decode_memory_handle(remote_handle);
-    if (!handle) return handle.status();
-    if (!registry_.find_local(result, 8))
-        return Status(Code::InvalidArgument, "atomic result buffer is not inside a registered region");
     auto op = op_pool_.take();
+    Status status = wire::decode_memory_handle(remote_handle, op->remote);
+    if (status && !registry_.find_local(result, 8))
+        status = Status(Code::InvalidArgument, "atomic result buffer is not inside a registered region");
+    if (!status) {
+        op_pool_.give_back(std::move(op));
+        return status;
+    }
     op->type = OpType::Atomic;
     op->peer = peer;
     op->options = options;
     op->local = static_cast<std::uint8_t*>(result);
     op->length = 8;
-    op->remote = std::move(*handle);
     op->remote_addr = remote_addr;
     op->atomic = request;
     op->caller_numa = topology_->calling_thread_numa_node();

@@ -55,12 +55,19 @@ Result<std::array<uint8_t, kMemoryHandleSize>> encode_memory_handle(const Memory
 }
 
 Result<MemoryHandle> decode_memory_handle(std::span<const uint8_t> bytes) {
+    MemoryHandle h;
+    Status st = decode_memory_handle(bytes, h);
+    if (!st) return st;
+    return h;
+}
+
+Status decode_memory_handle(std::span<const uint8_t> bytes, MemoryHandle& h) {
     if (bytes.size() != kMemoryHandleSize)
         return invalid(std::to_string(bytes.size()) + " bytes, expected " + std::to_string(kMemoryHandleSize));
     ByteReader r(bytes);
     uint32_t magic = 0;
     uint8_t version = 0, count = 0;
-    MemoryHandle h;
+    h.rkeys.clear();
     // Cannot run short: the size was checked above.
     (void)(r.u32(magic, "magic") && r.u8(version, "version") && r.u8(count, "device count") &&
            r.u16(h.access, "access") && r.u64(h.address, "address") && r.u64(h.length, "length") &&
@@ -80,9 +87,7 @@ Result<MemoryHandle> decode_memory_handle(std::span<const uint8_t> bytes) {
         else if (rkey != 0)
             return invalid("unused rkey slot " + std::to_string(i) + " is not zero");
     }
-    Status st = validate_memory_handle(h);
-    if (!st) return st;
-    return h;
+    return validate_memory_handle(h);
 }
 
 Status check_remote_access(const MemoryHandle& region, uint64_t addr, uint64_t length, uint16_t required) {

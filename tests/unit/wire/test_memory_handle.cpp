@@ -58,6 +58,23 @@ Test(memory_handle, round_trip_at_bounds) {
     }
 }
 
+// The engine decodes a peer's handle into a pooled request's, which still
+// holds the last request's: nothing of that one may remain.
+Test(memory_handle, decoding_into_a_used_handle_replaces_all_of_it) {
+    MemoryHandle used = sample_handle();
+    used.rkeys.resize(kMaxDevices, 0x9999);
+    MemoryHandle next;
+    next.address = 0x1000;
+    next.length = 64;
+    next.access = kAccessLocalWrite | kAccessRemoteRead;
+    next.tcp_key = 7;
+    next.rkeys = {0x4444};
+    Status st = decode_memory_handle(encoded(next), used);
+    cr_assert(st.is_ok(), "%s", st.to_string().c_str());
+    cr_expect(used == next, "%zu rkeys after decoding one", used.rkeys.size());
+    cr_expect(!decode_memory_handle(std::vector<uint8_t>(kMemoryHandleSize - 1), used).is_ok());
+}
+
 Test(memory_handle, layout_on_the_wire) {
     auto b = encoded(sample_handle());
     cr_assert_eq(b.size(), 92u);
