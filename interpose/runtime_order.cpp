@@ -28,10 +28,6 @@ void count_inflight(ShadowQp& q, Access a, int d) {
     else if (a == Access::Modify) q.modifies_inflight += d;
 }
 
-namespace {
-
-} // namespace
-
 // SLOT's one-sided parts, CALLS from FIRST on, stay there to go to tent now,
 // or move to the slot to wait while Q's earlier ones would be overtaken
 // (interpose_ordering). Built in CALLS, not a list of their own: that was
