@@ -54,13 +54,6 @@ Result<std::array<uint8_t, kMemoryHandleSize>> encode_memory_handle(const Memory
     return bytes;
 }
 
-Result<MemoryHandle> decode_memory_handle(std::span<const uint8_t> bytes) {
-    MemoryHandle h;
-    Status st = decode_memory_handle(bytes, h);
-    if (!st) return st;
-    return h;
-}
-
 Status decode_memory_handle(std::span<const uint8_t> bytes, MemoryHandle& h) {
     if (bytes.size() != kMemoryHandleSize)
         return invalid(std::to_string(bytes.size()) + " bytes, expected " + std::to_string(kMemoryHandleSize));

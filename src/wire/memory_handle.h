@@ -54,11 +54,10 @@ struct MemoryHandle {
 Status validate_memory_handle(const MemoryHandle& h);
 
 Result<std::array<uint8_t, kMemoryHandleSize>> encode_memory_handle(const MemoryHandle& h);
-// bytes must be exactly kMemoryHandleSize long.
-Result<MemoryHandle> decode_memory_handle(std::span<const uint8_t> bytes);
-// The same into `out`, whose rkeys keep their capacity: a request record
-// reused from a pool then decodes its peer's handle without allocating.
-// On error `out` holds a partial handle.
+// bytes must be exactly kMemoryHandleSize long. Decodes into `out`, whose
+// rkeys keep their capacity: a request record reused from a pool then
+// decodes its peer's handle without allocating. On error `out` holds a
+// partial handle.
 Status decode_memory_handle(std::span<const uint8_t> bytes, MemoryHandle& out);
 
 // The target-side check a TCP rail applies before touching memory, as an
