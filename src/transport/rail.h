@@ -167,4 +167,17 @@ public:
     virtual bool atomics_deduplicated() const { return false; }
 };
 
+// begin_posts() on a rail for the guard's life, end_posts() at its end
+// (whatever way the scope is left).
+class PostsTogether {
+public:
+    explicit PostsTogether(Rail& rail) : rail_(rail) { rail_.begin_posts(); }
+    ~PostsTogether() { rail_.end_posts(); }
+    PostsTogether(const PostsTogether&) = delete;
+    PostsTogether& operator=(const PostsTogether&) = delete;
+
+private:
+    Rail& rail_;
+};
+
 } // namespace tent

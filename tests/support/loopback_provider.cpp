@@ -34,8 +34,14 @@ public:
         Pending p{op, fabric_->delay(rail_id_), SteadyClock::instance().now(), {}};
         p.header.assign(op.send_header.begin(), op.send_header.end());
         pending_.push_back(std::move(p));
+        fabric_->add_post(rail_id_, !holding_ || held_posts_++ == 0);
         return Status::ok();
     }
+    void begin_posts() override {
+        holding_ = true;
+        held_posts_ = 0;
+    }
+    void end_posts() override { holding_ = false; }
 
     void progress(std::vector<RailCompletion>& done,
                   const std::function<void(const RailMessage&)>& on_message) override {
@@ -111,6 +117,9 @@ private:
     TransportKind kind_;
     std::string name_;
     std::deque<Pending> pending_;
+    // Inside begin_posts()/end_posts(), and how many posts came in it.
+    bool holding_ = false;
+    std::size_t held_posts_ = 0;
 };
 
 } // namespace
@@ -157,6 +166,19 @@ std::uint64_t LoopbackFabric::bytes(std::uint16_t rail_id) const {
 void LoopbackFabric::add_bytes(std::uint16_t rail_id, std::uint64_t n) {
     std::lock_guard lock(mutex_);
     bytes_[rail_id] += n;
+}
+
+void LoopbackFabric::add_post(std::uint16_t rail_id, bool new_group) {
+    std::lock_guard lock(mutex_);
+    ++posts_[rail_id];
+    if (new_group) ++post_groups_[rail_id];
+}
+
+LoopbackFabric::PostCount LoopbackFabric::posts(std::uint16_t rail_id) const {
+    std::lock_guard lock(mutex_);
+    auto posts = posts_.find(rail_id);
+    auto groups = post_groups_.find(rail_id);
+    return {posts == posts_.end() ? 0 : posts->second, groups == post_groups_.end() ? 0 : groups->second};
 }
 
 std::shared_ptr<LoopbackLink> LoopbackFabric::link(std::uint64_t connection_id, std::uint16_t rail_id) {

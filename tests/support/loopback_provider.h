@@ -55,6 +55,14 @@ public:
     // Bytes moved by WRITE/READ/SEND per rail id, over all connections.
     std::uint64_t bytes(std::uint16_t rail_id) const;
     void add_bytes(std::uint16_t rail_id, std::uint64_t n);
+    // Operations posted per rail id, and in how many groups: a post alone,
+    // or all the posts between one begin_posts() and its end_posts() (what
+    // a TCP rail sends in one sendmsg).
+    struct PostCount {
+        std::uint64_t posts = 0, groups = 0;
+    };
+    PostCount posts(std::uint16_t rail_id) const;
+    void add_post(std::uint16_t rail_id, bool new_group);
 
     std::shared_ptr<LoopbackLink> link(std::uint64_t connection_id, std::uint16_t rail_id);
 
@@ -70,6 +78,7 @@ private:
     std::map<std::uint16_t, bool> stalled_;
     std::map<std::uint16_t, std::uint64_t> allowed_;
     std::map<std::uint16_t, std::uint64_t> bytes_;
+    std::map<std::uint16_t, std::uint64_t> posts_, post_groups_;
     std::atomic<std::uint64_t> max_op_length_{std::uint64_t{4} << 20};
 };
 

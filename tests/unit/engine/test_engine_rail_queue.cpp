@@ -1,7 +1,8 @@
 // The rail queue in the engine (policy/rail_queue.h): a rail has at most
 // rail_queue_bytes posted, the rest of its pieces wait in the engine in
 // order, and a striped write's final piece is never among them; a piece
-// whose buffer is deregistered while it waits is never posted. Loopback
+// whose buffer is deregistered while it waits is never posted; the pieces
+// one turn releases reach the rail together (one sendmsg on TCP). Loopback
 // rails stalled on purpose, then allowed a counted number of completions,
 // make every step deterministic; every byte is checked.
 #include <criterion/criterion.h>
@@ -99,6 +100,27 @@ Test(engine_rail_queue, a_rail_has_at_most_the_bound_posted) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     cr_expect_eq(rail_inflight(*p.a, 0), 512u * 1024, "two pieces of 256 KiB posted, %llu bytes",
                  static_cast<unsigned long long>(rail_inflight(*p.a, 0)));
+    finish(p, b, 1, 0);
+}
+
+// Two pieces complete in one turn, and the pieces the rail queue then lets
+// go (two or three: it admits a piece while less than its bound is in
+// flight) are posted between one begin_posts() and end_posts(): one group,
+// not one per piece.
+Test(engine_rail_queue, pieces_released_together_are_posted_together) {
+    EnginePair p(1, {0}, queue_config("512K"));
+    Buffers b;
+    stall_and_post(p, 1, b);
+    cr_assert(eventually([&] { return rail_inflight(*p.a, 0) >= 512 * 1024; }), "the first pieces are posted");
+    const LoopbackFabric::PostCount before = p.fabric->posts(0);
+    p.fabric->allow({0}, 2);
+    cr_assert(eventually([&] { return p.fabric->posts(0).posts >= before.posts + 2; }),
+              "no pieces released after two completed");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // nothing more may follow
+    const LoopbackFabric::PostCount after = p.fabric->posts(0);
+    cr_expect_eq(after.groups, before.groups + 1, "the %llu released pieces went in %llu groups",
+                 static_cast<unsigned long long>(after.posts - before.posts),
+                 static_cast<unsigned long long>(after.groups - before.groups));
     finish(p, b, 1, 0);
 }
 
