@@ -343,9 +343,8 @@ private:
     bool holding_posts_ = false;
 
     // Read data this receive() answered (ReadResponses queued): past
-    // kAnswerBudget the rest waits for the next turn, so that a peer's
-    // requests on another rail are served in between instead of behind
-    // all of these (their completion times would look like a slow rail).
+    // kAnswerBudget the rest waits for the next turn, so that one rail's
+    // requests never hold the turn from the others' for long.
     std::uint64_t answered_ = 0;
     bool frames_left_ = false;  // complete frames left in rx_ for the next turn
     // Incoming stream: bytes [rx_begin_, rx_end_) of rx_ are not yet framed.

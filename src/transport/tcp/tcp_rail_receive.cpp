@@ -30,8 +30,12 @@ constexpr int kMaxReceivesPerProgress = 64;
 // 128 KiB data frame through the copy. 16 KiB still holds a hundred small
 // frames.
 using detail::kReceiveChunk;
-// Read data one receive() answers at most (TcpRail::answered_).
-constexpr std::uint64_t kAnswerBudget = 512 * 1024;
+// Read data one receive() answers at most (TcpRail::answered_): the
+// default rail queue (rail_queue_bytes), all a peer keeps in flight on one
+// rail. A queued answer costs no copy, and each flush gives the socket what
+// it has room for: at 512 KiB a turn the socket ran dry between turns, and
+// NPmpi's 8 MiB reads over two rails moved 5% (Reno) to 25% (BBR) less.
+constexpr std::uint64_t kAnswerBudget = 4 * 1024 * 1024;
 
 } // namespace
 

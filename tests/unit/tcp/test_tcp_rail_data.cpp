@@ -340,16 +340,15 @@ void expect_reads_done(RailPair& pair, std::size_t count, const std::vector<std:
 
 } // namespace
 
-// A turn answers a bounded share of the reads waiting on its socket, so that
-// a peer's requests on its other rails are served in between (behind all of
-// these, their completion times would look like a slow rail's). The rest
-// stays in the rail, which says so (its descriptor will not: the driver
-// must not sleep on it), and the next turns answer it with no new byte
-// arriving. Every byte read back is checked.
+// A turn answers a bounded share of the reads waiting on its socket (4 MiB),
+// so that one rail's requests never hold the turn from the other rails' for
+// long. The rest stays in the rail, which says so (its descriptor will not:
+// the driver must not sleep on it), and the next turns answer it with no new
+// byte arriving. Every byte read back is checked.
 Test(tcp_rail_data, a_turn_answers_a_bounded_share_of_waiting_reads) {
     auto pair = make_pair();
     cr_assert(pair->ok());
-    constexpr std::size_t piece = 128 * 1024, count = 8;
+    constexpr std::size_t piece = 128 * 1024, count = 40;  // 5 MiB
     constexpr std::size_t request_size = wire::kHeaderSize + 4 + 8 + 4;  // rkey, address, length
     const auto source = pattern(piece * count, 31);
     pair->regions_b.add(kKey, const_cast<std::uint8_t*>(source.data()), source.size(), wire::kAccessAll);
