@@ -93,6 +93,7 @@ CRITERION_TESTS = \
 	tests/unit/engine/test_capi_embed \
 	tests/unit/engine/test_many_peers \
 	tests/unit/tcp/test_silence_detector \
+	tests/unit/tcp/test_socket_emptied \
 	tests/unit/tcp/test_tcp_rail_data \
 	tests/unit/tcp/test_tcp_rail_access \
 	tests/unit/tcp/test_tcp_rail_faults \

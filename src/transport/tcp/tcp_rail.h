@@ -381,6 +381,8 @@ private:
     // Reads into the direct receive's memory; false: stop reading this turn.
     // drained: the read emptied the socket.
     bool receive_direct(bool& drained);
+    // A read posted on this rail whose data has not arrived yet.
+    bool read_data_due() const;
     void finish_direct();
     // A recv() that returned n <= 0: true to try again (EINTR), else the
     // turn ends (no data now, or the rail closed).

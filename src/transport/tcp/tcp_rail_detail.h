@@ -25,6 +25,12 @@ inline constexpr std::size_t kReceiveChunk = 16 * 1024;
 // recv() returned got bytes of room: the socket is empty and the read was
 // small, so the rail stops reading until the next turn (tcp_rail_receive.cpp).
 bool emptied_socket(std::size_t got, std::size_t room);
+// The read that ended a read's data (its ReadResponse) got fewer bytes
+// than it had room for: the socket was empty behind it. Unless data of
+// another read on this rail is still due, nothing more comes until the
+// rail sends again, so the rail stops reading until the next turn
+// (tcp_rail_direct.cpp), whatever the size of that read.
+bool read_data_ended_stream(std::size_t got, std::size_t room, bool more_read_data_due);
 
 inline std::uint64_t timestamp_ns(TimePoint t) {
     return static_cast<std::uint64_t>(t.time_since_epoch().count());

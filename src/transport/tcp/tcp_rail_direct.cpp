@@ -159,8 +159,19 @@ bool TcpRail::receive_direct(bool& drained) {
     if (d.left > 0) return true;
     rx_begin_ = 0;
     rx_end_ = got - data;
+    const bool read = !d.write;
     finish_direct();
+    // Without this the turn went on to a recv() that failed with EAGAIN,
+    // after the last piece of each rail's share of every striped read.
+    if (read && detail::read_data_ended_stream(got, iov[0].iov_len + iov[1].iov_len, read_data_due()))
+        drained = true;
     return true;
+}
+
+bool TcpRail::read_data_due() const {
+    for (const auto& [seq, p] : pending_)
+        if (p.opcode == RailOpcode::Read && !p.response_in) return true;
+    return false;
 }
 
 // The frame is in: answered and completed as the buffered path would.

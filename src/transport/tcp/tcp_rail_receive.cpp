@@ -46,6 +46,10 @@ bool detail::emptied_socket(std::size_t got, std::size_t room) {
     return got < room && got < kSmallRead;
 }
 
+bool detail::read_data_ended_stream(std::size_t got, std::size_t room, bool more_read_data_due) {
+    return got < room && !more_read_data_due;
+}
+
 // Each round frames and handles what the buffer holds, then reads once, so
 // every byte read in a turn is handled in that turn, except past
 // kAnswerBudget of reads answered: complete frames are then left for the
